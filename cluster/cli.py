@@ -1,0 +1,207 @@
+"""The ``undertow`` command line."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from cluster.config import ConfigError, SweepConfig, load_config
+from cluster.plan import RunManifest, plan_sweep
+from cluster.report import print_summary, summary_json
+from cluster.store import RunStore, StoreError
+from env_core.faults import PRESET_SETTINGS
+from env_core.model import Outcome
+from env_core.scenarios import ScenarioFileError
+from env_core.suites import BUILTIN_SUITES, SuiteError, load_suite, write_suite
+from scoring.summary import summarize
+from workers.runner import ShardOutput
+
+app = typer.Typer(
+    help="Evaluate tool-using LLM agents under tool failures.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+errors = Console(stderr=True)
+if not console.is_terminal:  # logs and pipes: room for the whole table instead of rich's 80-column default
+    console.width = max(console.width, 120)
+
+# Problems with the user's input: reported in one message, exit status 2, nothing run.
+USER_ERRORS = (ConfigError, SuiteError, ScenarioFileError, StoreError, FileNotFoundError)
+
+
+def _fail(exc: Exception) -> typer.Exit:
+    errors.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+    return typer.Exit(code=2)
+
+
+def _prepare(
+    config_path: Path,
+    overrides: list[str] | None,
+    skip_invalid: bool,
+    store: str | None,
+    address: str | None,
+    workers: int | None,
+) -> tuple[SweepConfig, RunManifest]:
+    config = load_config(config_path, overrides)
+    if store is not None:
+        config.run.store = store
+    if address is not None:
+        config.run.ray_address = address
+    if workers is not None:
+        config.run.workers = workers
+    if skip_invalid:
+        for suite in config.suites:
+            suite.skip_invalid = True
+    manifest = plan_sweep(config)
+    for record in manifest.suites:
+        for problem in record.skipped:
+            errors.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False, soft_wrap=True)
+    return config, manifest
+
+
+Overrides = Annotated[list[str] | None, typer.Argument(help="dotted overrides, e.g. agent.max_turns=8 seeds=[0,1]")]
+SkipInvalid = Annotated[bool, typer.Option("--skip-invalid", help="leave out invalid scenarios instead of stopping")]
+StoreOpt = Annotated[str | None, typer.Option("--store", help="run store folder (default: run.store, 'runs')")]
+
+
+@app.command()
+def run(
+    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="sweep config (YAML)")],
+    overrides: Overrides = None,
+    skip_invalid: SkipInvalid = False,
+    store: StoreOpt = None,
+    address: Annotated[str | None, typer.Option("--address", help="existing Ray cluster to run on")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="worker actors (default: all CPUs)")] = None,
+) -> None:
+    """Run a sweep: models × suites × settings × seeds, on Ray, into runs/<run_id>/."""
+    try:
+        config, manifest = _prepare(config_path, overrides, skip_invalid, store, address, workers)
+        run_store = RunStore(Path(config.run.store) / manifest.run_id)
+        run_store.write_manifest(manifest)
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+
+    from cluster.scheduler import ensure_ray, execute
+
+    n_models, n_settings = len(config.models), len(config.settings)
+    console.print(
+        f"[bold]{manifest.run_id}[/bold]: {manifest.n_episodes} episodes in {len(manifest.shards)} shards "
+        f"({n_models} model(s) × {len(config.suites)} suite(s) × {n_settings} setting(s) × {len(config.seeds)} seed(s))"
+    )
+    started = time.perf_counter()
+    started_ray = ensure_ray(config.run.ray_address)
+    try:
+        with Progress(
+            TextColumn("[bold]episodes"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("infra errors: {task.fields[failed]}"),
+            TextColumn("{task.fields[rate]} ep/s"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        ) as progress:
+            task = progress.add_task("run", total=manifest.n_episodes, failed=0, rate="—")
+            failed = 0
+
+            def on_commit(output: ShardOutput) -> None:
+                nonlocal failed
+                failed += sum(r.outcome == Outcome.infra_error for r in output.results)
+                done = progress.tasks[task].completed + len(output.results)
+                rate = done / max(time.perf_counter() - started, 1e-9)
+                progress.update(task, advance=len(output.results), failed=failed, rate=f"{rate:.1f}")
+
+            execution = execute(manifest, run_store, config.run.workers, on_commit)
+    finally:
+        if started_ray:
+            import ray
+
+            ray.shutdown()
+    for name, reason in execution.unreachable.items():
+        errors.print(f"[yellow]model '{name}': {reason}; its episodes are recorded as infra_error[/yellow]")
+    for shard_id, attempts in execution.retried.items():
+        errors.print(f"[yellow]shard {shard_id} needed a retry: {attempts[-1]}[/yellow]")
+    rows = summarize(run_store.results())
+    print_summary(rows, console, title=f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)")
+    console.print(f"results: {run_store.folder}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)
+
+
+@app.command()
+def report(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
+    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    store: Annotated[str, typer.Option("--store", help="run store folder")] = "runs",
+) -> None:
+    """Print the summary of a finished (or partly finished) run from disk."""
+    if format not in ("table", "json"):
+        raise _fail(ValueError(f"--format: expected 'table' or 'json', got '{format}'"))
+    try:
+        run_store = RunStore.open(run_id, store)
+        manifest = run_store.manifest()
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    rows = summarize(run_store.results())
+    if format == "json":
+        print(summary_json(rows))
+        return
+    print_summary(rows, console, title=manifest.run_id)
+    pending = len(manifest.shards) - len(run_store.committed())
+    if pending:
+        console.print(f"[yellow]{pending} of {len(manifest.shards)} shard(s) have no committed results yet.[/yellow]")
+
+
+@app.command()
+def validate(
+    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="sweep config (YAML)")],
+    overrides: Overrides = None,
+    skip_invalid: SkipInvalid = False,
+) -> None:
+    """Check a config and its suites and show the plan, without running anything."""
+    try:
+        config, manifest = _prepare(config_path, overrides, skip_invalid, None, None, None)
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    for record in manifest.suites:
+        console.print(
+            f"suite {record.label} ({record.family} v{record.version}): {record.n_scenarios} scenarios, "
+            f"sha256 {record.content_hash[:12]}"
+        )
+    console.print(f"models: {', '.join(m.name for m in config.models)}")
+    console.print(f"settings: {', '.join(s.name for s in config.settings)}; seeds: {config.seeds}")
+    console.print(f"{manifest.n_episodes} episodes in {len(manifest.shards)} shards: OK")
+
+
+@app.command()
+def build(
+    family: Annotated[str, typer.Argument(help="built-in suite to write out (smoke)")],
+    out: Annotated[Path, typer.Option("--out", help="folder to write the suite to")],
+) -> None:
+    """Write a built-in suite to a folder, to inspect it or to edit its scenarios."""
+    try:
+        folder = write_suite(load_suite(name=family), out)
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    console.print(f"wrote suite '{family}' to {folder}")
+
+
+@app.command(name="list")
+def list_builtins() -> None:
+    """List built-in suites and setting presets."""
+    console.print("[bold]suites[/bold]: " + ", ".join(sorted(BUILTIN_SUITES)))
+    console.print("[bold]settings[/bold]:")
+    for setting in PRESET_SETTINGS.values():
+        console.print(f"  {setting.name:12s} {setting.description}")
+    console.print("[bold]policies[/bold]: oracle, naive, random")
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,186 @@
+"""Sweep configuration: YAML files validated by pydantic, with dotted command-line overrides.
+
+Every error names the file, the field and what was expected, e.g.
+``configs/x.yaml: agent.max_turns: Input should be greater than or equal to 1 (got 0)``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from env_core.faults import PRESET_SETTINGS, Setting
+from env_core.model import Strict
+from env_core.scenarios import validation_problems
+from env_core.suites import BUILTIN_SUITES, SuiteRef
+from workers.agent import AgentConfig
+from workers.clients import POLICIES, ModelConfig
+
+
+class ConfigError(ValueError):
+    """A configuration problem, already phrased for the user."""
+
+
+class RunOptions(Strict):
+    store: str = Field(default="runs", description="folder that holds runs/<run_id>/")
+    shard_size: int = Field(default=16, ge=1, description="episodes per shard")
+    workers: int | None = Field(default=None, ge=1, description="worker actors (default: CPUs Ray reports)")
+    ray_address: str | None = Field(default=None, description="existing Ray cluster; default starts a local one")
+
+
+class SweepConfig(Strict):
+    """models × suites × settings × seeds, and how to run them."""
+
+    name: str = Field(default="sweep", pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str = ""
+    model_registry: list[ModelConfig] = Field(
+        default_factory=list, description="models defined once and referenced by name under 'models'"
+    )
+    models: list[ModelConfig] = Field(min_length=1)
+    suites: list[SuiteRef] = Field(min_length=1)
+    settings: list[Setting] = Field(default_factory=lambda: [PRESET_SETTINGS["clean"]], min_length=1)
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    run: RunOptions = Field(default_factory=RunOptions)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_names(cls, data: Any) -> Any:
+        """Let users write names: a model name, a built-in suite or a folder, a setting preset."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        registry = {m.get("name"): m for m in data.get("model_registry") or [] if isinstance(m, dict)}
+        models = data.get("models")
+        if isinstance(models, list):
+            expanded = []
+            for i, entry in enumerate(models):
+                if isinstance(entry, str):
+                    if entry in registry:
+                        entry = registry[entry]
+                    elif entry in POLICIES:
+                        entry = {"name": entry, "kind": "policy"}
+                    else:
+                        known = ", ".join([*POLICIES, *[str(n) for n in registry]])
+                        raise ValueError(
+                            f"models[{i}]: unknown model '{entry}'; expected a built-in policy or a name defined"
+                            f" under model_registry ({known}), or a full model entry"
+                        )
+                expanded.append(entry)
+            data["models"] = expanded
+        suites = data.get("suites")
+        if isinstance(suites, list):
+            data["suites"] = [
+                ({"name": s} if s in BUILTIN_SUITES else {"path": s}) if isinstance(s, str) else s for s in suites
+            ]
+        settings = data.get("settings")
+        if isinstance(settings, list):
+            expanded = []
+            for i, entry in enumerate(settings):
+                if isinstance(entry, str):
+                    if entry not in PRESET_SETTINGS:
+                        raise ValueError(
+                            f"settings[{i}]: unknown setting '{entry}'; expected a preset"
+                            f" ({', '.join(PRESET_SETTINGS)}) or a mapping with name and faults"
+                        )
+                    entry = PRESET_SETTINGS[entry].model_dump()
+                expanded.append(entry)
+            data["settings"] = expanded
+        return data
+
+    @field_validator("models")
+    @classmethod
+    def _unique_models(cls, models: list[ModelConfig]) -> list[ModelConfig]:
+        return _unique(models, "model")
+
+    @field_validator("settings")
+    @classmethod
+    def _unique_settings(cls, settings: list[Setting]) -> list[Setting]:
+        return _unique(settings, "setting")
+
+    @field_validator("suites")
+    @classmethod
+    def _unique_suites(cls, suites: list[SuiteRef]) -> list[SuiteRef]:
+        labels = [s.label for s in suites]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"suite names must be unique; repeated: {', '.join(dupes)}")
+        return suites
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique_seeds(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds):
+            raise ValueError("seeds must be unique")
+        return seeds
+
+
+def _unique(items: list[Any], what: str) -> list[Any]:
+    names = [item.name for item in items]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"{what} names must be unique; repeated: {', '.join(dupes)}")
+    return items
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    """Apply ``a.b.c=value`` (value parsed as YAML) to a nested dict; numeric segments index lists."""
+    if "=" not in override:
+        raise ConfigError(f"override '{override}': expected KEY=VALUE, e.g. agent.max_turns=8")
+    key, _, raw = override.partition("=")
+    parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"override '{override}': empty key segment")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"override '{override}': value is not valid YAML ({exc})") from exc
+    node: Any = data
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"override '{override}': {where}: no list item {part} (the list has {len(node)})")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ConfigError(f"override '{override}': {where}: cannot set a field inside a {type(node).__name__}")
+
+
+def load_config(path: str | Path, overrides: list[str] | None = None) -> SweepConfig:
+    """Read, override and validate a sweep config. Relative suite paths are resolved against the config's folder."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{path}: config file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of fields at the top level, got {type(data).__name__}")
+    for override in overrides or []:
+        apply_override(data, override)
+    try:
+        config = SweepConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = validation_problems(exc)
+        note = "\n(with overrides: " + " ".join(overrides) + ")" if overrides else ""
+        raise ConfigError("\n".join(f"{path}: {p}" for p in problems) + note) from exc
+    base = path.resolve().parent
+    for suite in config.suites:
+        if suite.path is not None:
+            suite.path = str((base / suite.path).resolve())
+        if suite.scenarios is not None:
+            suite.scenarios = str((base / suite.scenarios).resolve())
+    return config

@@ -1,0 +1,150 @@
+"""Sweep planning: a config expands to episodes, episodes group into content-addressed shards, and the run manifest
+records everything needed to reproduce the run.
+
+Planning loads and checks every suite, so a missing file or a scenario that references an unknown tool stops the
+run before any episode starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from cluster.config import SweepConfig
+from env_core.model import SCHEMA_VERSION, Strict
+from workers.runner import EpisodePlan, ShardSpec
+
+
+class SuiteRecord(Strict):
+    label: str
+    family: str
+    version: str
+    content_hash: str
+    n_scenarios: int
+    skipped: list[str] = Field(default_factory=list)
+
+
+class RunManifest(Strict):
+    """Written once, first, and never changed: the plan of the run."""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    created: str
+    config: dict[str, Any]
+    versions: dict[str, str]
+    suites: list[SuiteRecord]
+    shards: list[ShardSpec]
+
+    @property
+    def n_episodes(self) -> int:
+        return sum(len(s.episodes) for s in self.shards)
+
+
+def _digest(*parts: Any) -> str:
+    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def code_version() -> str:
+    """The package version plus the git commit of the source tree when there is one."""
+    version = metadata.version("undertow")
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return version
+    return f"{version}+g{commit}" if commit else version
+
+
+def versions() -> dict[str, str]:
+    found = {"undertow": code_version(), "python": platform.python_version(), "platform": platform.platform()}
+    for package in ("ray", "pydantic", "openai", "sqlglot", "pyarrow"):
+        try:
+            found[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
+    """Expand models × suites × settings × seeds × scenarios into shards of at most ``run.shard_size`` episodes.
+
+    A shard id is the hash of its content (model config, suite identity, setting, agent config, episodes, code
+    version), so the same work always gets the same id.
+    """
+    now = now or datetime.now(UTC)
+    found_versions = versions()
+    code = found_versions["undertow"]
+    suites = []
+    shards: list[ShardSpec] = []
+    loaded = [(ref, ref.load()) for ref in config.suites]
+    for ref, suite in loaded:
+        suites.append(
+            SuiteRecord(
+                label=ref.label,
+                family=suite.family,
+                version=suite.version,
+                content_hash=suite.content_hash(),
+                n_scenarios=len(suite.scenarios),
+                skipped=suite.skipped,
+            )
+        )
+    hashes = {s.label: s.content_hash for s in suites}
+    for model in config.models:
+        for ref, suite in loaded:
+            for setting in config.settings:
+                episodes = [
+                    EpisodePlan(
+                        episode_id=_digest(model.name, ref.label, hashes[ref.label], setting.name, scenario.id, seed)[
+                            :16
+                        ],
+                        scenario_id=scenario.id,
+                        seed=seed,
+                    )
+                    for seed in config.seeds
+                    for scenario in suite.scenarios
+                ]
+                for start in range(0, len(episodes), config.run.shard_size):
+                    chunk = episodes[start : start + config.run.shard_size]
+                    shard_id = _digest(
+                        model.model_dump(mode="json"),
+                        ref.model_dump(mode="json"),
+                        hashes[ref.label],
+                        setting.model_dump(mode="json"),
+                        config.agent.model_dump(mode="json"),
+                        [e.model_dump() for e in chunk],
+                        code,
+                    )[:16]
+                    shards.append(
+                        ShardSpec(
+                            shard_id=shard_id,
+                            model=model,
+                            suite=ref,
+                            setting=setting,
+                            agent=config.agent,
+                            episodes=chunk,
+                        )
+                    )
+    fingerprint = _digest([s.shard_id for s in shards])[:6]
+    return RunManifest(
+        run_id=f"{config.name}-{now.strftime('%Y%m%d-%H%M%S')}-{fingerprint}",
+        created=now.isoformat(timespec="seconds"),
+        config=config.model_dump(mode="json"),
+        versions=found_versions,
+        suites=suites,
+        shards=shards,
+    )

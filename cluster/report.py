@@ -1,0 +1,72 @@
+"""Rendering summaries: a rich table for people, JSON for scripts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+_SHORT = {
+    "scored": "scored",
+    "model_error": "model",
+    "parse_error": "parse",
+    "infra_error": "infra",
+    "budget_exhausted": "budget",
+}
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def summary_table(rows: list[dict[str, Any]], title: str = "") -> Table:
+    table = Table(title=title or None, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    for column, justify in [
+        ("Model", "left"),
+        ("Suite", "left"),
+        ("Setting", "left"),
+        ("n", "right"),
+        ("Accuracy", "right"),
+        ("95% CI", "right"),
+        ("Gave up", "right"),
+        ("Outcomes", "left"),
+        ("Turns", "right"),
+    ]:
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    previous_model = None
+    for row in rows:
+        if previous_model is not None and row["model"] != previous_model:
+            table.add_section()
+        previous_model = row["model"]
+        interval = "—" if row["accuracy"] is None else f"{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}"
+        outcomes = " · ".join(f"{_SHORT[k]} {v}" for k, v in row["outcomes"].items() if v)
+        turns = "—" if row["mean_turns"] is None else f"{row['mean_turns']:.1f}"
+        table.add_row(
+            row["model"],
+            row["suite"],
+            row["setting"],
+            str(row["n"]),
+            _pct(row["accuracy"]),
+            interval,
+            _pct(row["gave_up_rate"]),
+            outcomes,
+            turns,
+        )
+    return table
+
+
+def print_summary(rows: list[dict[str, Any]], console: Console, title: str = "") -> None:
+    console.print(summary_table(rows, title))
+    infra = sum(r["outcomes"]["infra_error"] for r in rows)
+    if infra:
+        console.print(
+            f"[yellow]{infra} episode(s) ended in infra_error: they are excluded from the rates above "
+            "and can be rerun.[/yellow]"
+        )
+
+
+def summary_json(rows: list[dict[str, Any]]) -> str:
+    return json.dumps(rows, indent=2)

@@ -1,0 +1,131 @@
+"""Executes a planned run on Ray: a pool of worker actors, one shard per actor at a time, results committed to the
+store as each shard finishes.
+
+Backpressure is simple and bounded: a shard is submitted only when an actor is idle, so at most ``workers`` shards
+are in flight and finished results leave the object store as soon as they are committed. A worker that dies is
+replaced and its shard retried; a shard that fails every attempt is recorded with every episode as ``infra_error``
+(reason attached), so nothing planned goes missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import ray
+
+from cluster.plan import RunManifest
+from cluster.store import RunStore
+from workers.clients import probe_endpoint
+from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
+
+LOOPBACK_IP = "127.0.0.2"  # Ray rewrites 127.0.0.1 to the public address; any other loopback address stays local
+MAX_ATTEMPTS = 2
+
+
+@ray.remote(num_cpus=1)
+class EpisodeWorker:
+    """Runs shards in its own process; suites are loaded once per process and reused across shards."""
+
+    def run(self, shard: ShardSpec) -> ShardOutput:
+        return run_shard(shard)
+
+    def node_id(self) -> str:
+        return ray.get_runtime_context().get_node_id()
+
+
+def ensure_ray(address: str | None = None) -> bool:
+    """Connect to ``address`` or start a local Ray on loopback. True if this call started or joined Ray."""
+    if ray.is_initialized():
+        return False
+    if address:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
+    else:
+        ray.init(
+            _node_ip_address=LOOPBACK_IP,
+            include_dashboard=False,
+            logging_level=logging.ERROR,
+            log_to_driver=False,
+            num_cpus=os.cpu_count() or 1,
+        )
+    return True
+
+
+@dataclass
+class Execution:
+    committed: list[str] = field(default_factory=list)
+    retried: dict[str, list[str]] = field(default_factory=dict)  # shard id -> errors of failed attempts
+    unreachable: dict[str, str] = field(default_factory=dict)  # model name -> why its endpoint is unreachable
+
+
+def probe_models(shards: list[ShardSpec]) -> dict[str, str]:
+    """Why each OpenAI-compatible endpoint in these shards is unreachable (only the unreachable ones)."""
+    models = {s.model.name: s.model for s in shards if s.model.kind == "openai"}
+
+    async def probe_all() -> list[str | None]:
+        return await asyncio.gather(*(probe_endpoint(m) for m in models.values()))
+
+    reasons = asyncio.run(probe_all()) if models else []
+    return {name: reason for name, reason in zip(models, reasons, strict=True) if reason}
+
+
+def execute(
+    manifest: RunManifest,
+    store: RunStore,
+    workers: int | None = None,
+    on_commit: Callable[[ShardOutput], None] | None = None,
+) -> Execution:
+    """Run every shard of ``manifest`` that the store has not committed yet. Ray must be initialized."""
+    done = store.committed()
+    pending = [s for s in manifest.shards if s.shard_id not in done]
+    execution = Execution()
+
+    def commit(output: ShardOutput) -> None:
+        store.commit(output)
+        execution.committed.append(output.shard_id)
+        if on_commit is not None:
+            on_commit(output)
+
+    execution.unreachable = probe_models(pending)
+    runnable = deque()
+    for shard in pending:
+        reason = execution.unreachable.get(shard.model.name)
+        if reason is not None:
+            commit(infra_error_shard(shard, f"endpoint unreachable: {reason}"))
+        else:
+            runnable.append(shard)
+    if not runnable:
+        return execution
+
+    size = min(workers or int(ray.cluster_resources().get("CPU", 1)), len(runnable))
+    idle = [EpisodeWorker.remote() for _ in range(max(size, 1))]
+    in_flight: dict[ray.ObjectRef, tuple[ShardSpec, ray.actor.ActorHandle]] = {}
+    attempts: dict[str, int] = {}
+    while runnable or in_flight:
+        while runnable and idle:
+            shard, actor = runnable.popleft(), idle.pop()
+            attempts[shard.shard_id] = attempts.get(shard.shard_id, 0) + 1
+            in_flight[actor.run.remote(shard)] = (shard, actor)
+        ready, _ = ray.wait(list(in_flight), num_returns=1)
+        shard, actor = in_flight.pop(ready[0])
+        try:
+            output = ray.get(ready[0])
+        except ray.exceptions.RayError as exc:
+            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            execution.retried.setdefault(shard.shard_id, []).append(error)
+            ray.kill(actor, no_restart=True)
+            idle.append(EpisodeWorker.remote())
+            if attempts[shard.shard_id] < MAX_ATTEMPTS:
+                runnable.append(shard)
+            else:
+                commit(infra_error_shard(shard, f"worker failed {MAX_ATTEMPTS} times; last error: {error}"))
+            continue
+        idle.append(actor)
+        commit(output)
+    for actor in idle:
+        ray.kill(actor, no_restart=True)
+    return execution

@@ -1,0 +1,185 @@
+"""The fault layer: named settings, resolving a setting against a scenario, and faults firing at run time.
+
+A *setting* is a named list of faults applied to every scenario of a suite (``clean``, ``first_tried``,
+``impossible``, ...). Its fault targets may be symbolic (``@solution``, ``@primary``); ``resolve_faults`` turns
+them into tool names for one scenario. ``FaultRuntime`` holds one episode's fault state: call counts and which tool
+``first_tried`` disabled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from env_core.model import (
+    TARGET_PRIMARY,
+    TARGET_SOLUTION,
+    FaultKind,
+    FaultSpec,
+    FiredFault,
+    Persistence,
+    Scenario,
+    Strict,
+    ToolError,
+)
+
+
+class Setting(Strict):
+    """A named fault condition. ``scenario_faults`` keeps the scenario's own fault plan (off for ``clean``)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    faults: list[FaultSpec] = Field(default_factory=list)
+    scenario_faults: bool = True
+    description: str = ""
+
+
+PRESET_SETTINGS: dict[str, Setting] = {
+    s.name: s
+    for s in [
+        Setting(name="clean", scenario_faults=False, description="no faults at all"),
+        Setting(
+            name="first_tried",
+            faults=[FaultSpec(kind=FaultKind.first_tried, target=TARGET_SOLUTION)],
+            description="the first solution tool the agent calls becomes unavailable",
+        ),
+        Setting(
+            name="impossible",
+            faults=[FaultSpec(kind=FaultKind.unavailable, target=TARGET_SOLUTION)],
+            description="every solution tool is unavailable: the right answer is to give up",
+        ),
+        Setting(
+            name="unavailable",
+            faults=[FaultSpec(kind=FaultKind.unavailable, target=TARGET_PRIMARY)],
+            description="the primary plan's tools are unavailable",
+        ),
+        Setting(
+            name="removed",
+            faults=[FaultSpec(kind=FaultKind.removed, target=TARGET_PRIMARY)],
+            description="the primary plan's tools are absent from the tool list",
+        ),
+        Setting(
+            name="transient",
+            faults=[
+                FaultSpec(
+                    kind=FaultKind.transient,
+                    target=TARGET_PRIMARY,
+                    persistence=Persistence(mode="temporary", after=2),
+                    params={"error": "service_unavailable"},
+                )
+            ],
+            description="the primary plan's tools fail twice (503), then work",
+        ),
+    ]
+}
+
+
+def resolve_faults(scenario: Scenario, setting: Setting) -> list[FaultSpec]:
+    """The concrete fault plan of one episode: symbolic targets replaced by the scenario's tool names."""
+    specs = (list(scenario.faults) if setting.scenario_faults else []) + list(setting.faults)
+    solution = scenario.gold.solution_tools()
+    primary = [c.tool for c in scenario.gold.plans[0]] if scenario.gold.plans else []
+    resolved = []
+    for spec in specs:
+        names: list[str] = []
+        for target in spec.targets:
+            expanded = {TARGET_SOLUTION: solution, TARGET_PRIMARY: primary}.get(target, [target])
+            names.extend(n for n in expanded if n not in names)
+        if names:
+            resolved.append(spec.model_copy(update={"target": names}))
+    return resolved
+
+
+def expects_give_up(scenario: Scenario, faults: list[FaultSpec]) -> bool:
+    """True when the fault plan leaves no gold plan that can work, so giving up is the right behaviour.
+
+    Only permanent faults block a plan. ``first_tried`` blocks whichever plan the agent starts with, so it leaves
+    the task solvable only if some unblocked plan avoids its targets or two unblocked plans share no target.
+    A scenario without gold plans is judged on its answer alone, so this is False for it.
+    """
+    plans = [{c.tool for c in plan} for plan in scenario.gold.plans]
+    if not plans:
+        return False
+    dead: set[str] = set()
+    first_tried: set[str] = set()
+    for f in faults:
+        if f.persistence.mode != "permanent":
+            continue
+        if f.kind in (FaultKind.unavailable, FaultKind.removed):
+            dead.update(f.targets)
+        elif f.kind == FaultKind.first_tried:
+            first_tried.update(f.targets)
+    alive = [p for p in plans if not p & dead]
+    if not first_tried:
+        return not alive
+    if any(not p & first_tried for p in alive):
+        return False
+    touched = [p & first_tried for p in alive]
+    return not any(not (a & b) for i, a in enumerate(touched) for b in touched[i + 1 :])
+
+
+_TRANSIENT_MESSAGES = {
+    "timeout": ("timeout", "Request to {tool} timed out after 30 s. Please retry."),
+    "rate_limit": ("rate_limit", "429 Too Many Requests: rate limit exceeded for {tool}. Retry after a short wait."),
+    "service_unavailable": (
+        "service_unavailable",
+        "503 Service Unavailable: {tool} is temporarily down. Please retry.",
+    ),
+}
+
+
+def unavailable_error(tool: str) -> ToolError:
+    return ToolError(type="unavailable", message=f"{tool} is currently unavailable. Please try a different function.")
+
+
+class FaultRuntime:
+    """One episode's faults as they fire. Pure given the sequence of calls: no clocks, no randomness."""
+
+    def __init__(self, faults: list[FaultSpec]):
+        self.faults = faults
+        self._fired_on: dict[tuple[int, str], int] = {}  # (fault index, tool) -> times fired
+        self._first_tried: dict[int, str] = {}  # first_tried fault index -> the tool it disabled
+        for spec in faults:
+            kind = spec.params.get("error", "service_unavailable")
+            if spec.kind == FaultKind.transient and kind not in _TRANSIENT_MESSAGES:
+                raise ValueError(f"transient fault error must be one of {sorted(_TRANSIENT_MESSAGES)}, got {kind!r}")
+
+    def removed_tools(self) -> set[str]:
+        return {t for f in self.faults if f.kind == FaultKind.removed for t in f.targets}
+
+    def _lasts(self, index: int, spec: FaultSpec, tool: str) -> bool:
+        """Whether the fault still fires on this call (temporary faults heal after ``after`` firings)."""
+        if spec.persistence.mode == "permanent":
+            return True
+        return self._fired_on.get((index, tool), 0) < (spec.persistence.after or 0)
+
+    def _fire(self, index: int, spec: FaultSpec, tool: str, detail: str = "") -> FiredFault:
+        self._fired_on[(index, tool)] = self._fired_on.get((index, tool), 0) + 1
+        return FiredFault(kind=spec.kind, index=index, detail=detail)
+
+    def intercept(self, tool: str) -> tuple[ToolError, FiredFault] | None:
+        """Called before a visible tool runs: the error and fault record if a fault fires, else None."""
+        for index, spec in enumerate(self.faults):
+            if tool not in spec.targets:
+                continue
+            if spec.kind == FaultKind.unavailable and self._lasts(index, spec, tool):
+                return unavailable_error(tool), self._fire(index, spec, tool)
+            if spec.kind == FaultKind.first_tried:
+                chosen = self._first_tried.setdefault(index, tool)
+                if chosen == tool and self._lasts(index, spec, tool):
+                    return unavailable_error(tool), self._fire(index, spec, tool, detail="first tried")
+            if spec.kind == FaultKind.transient and self._lasts(index, spec, tool):
+                error_type, template = _TRANSIENT_MESSAGES[spec.params.get("error", "service_unavailable")]
+                error = ToolError(type=error_type, message=template.format(tool=tool), retryable=True)
+                return error, self._fire(index, spec, tool)
+        return None
+
+    def removed_call(self, tool: str) -> FiredFault | None:
+        """The fault record when the agent calls a tool that a ``removed`` fault took away."""
+        for index, spec in enumerate(self.faults):
+            if spec.kind == FaultKind.removed and tool in spec.targets:
+                return self._fire(index, spec, tool)
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        return {"fired": sum(self._fired_on.values()), "first_tried": dict(self._first_tried)}

@@ -1,0 +1,371 @@
+"""The core data model: tools, scenarios, faults, actions, observations, trajectories and results.
+
+Everything here is a pydantic v2 model that round-trips through JSON and YAML. Scenario and result files carry
+``schema_version`` so that a file written by a newer undertow is refused with a clear message instead of being
+misread.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+
+
+class Strict(BaseModel):
+    """Base for every model: unknown fields are errors, so a typo in a file never passes silently."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tools
+
+
+class ToolSpec(Strict):
+    """One tool as the model sees it (OpenAI function-calling schema) plus how the family executes it.
+
+    ``binding`` is family-specific execution data (for SQL-backed tools, the parameterized query). It is never
+    shown to the model.
+    """
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
+    description: str
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    binding: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("parameters")
+    @classmethod
+    def _object_schema(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("type") != "object":
+            raise ValueError("parameters must be a JSON schema with type 'object'")
+        return value
+
+    def openai(self) -> dict[str, Any]:
+        """The tool in the OpenAI ``tools`` request format."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Faults
+
+
+class FaultKind(StrEnum):
+    unavailable = "unavailable"
+    first_tried = "first_tried"
+    removed = "removed"
+    transient = "transient"
+    # The kinds below are part of the shared fault model; their behaviour arrives with the families that need them.
+    stale = "stale"
+    silent_noop = "silent_noop"
+    corrupted = "corrupted"
+    schema_drift = "schema_drift"
+    ambiguous = "ambiguous"
+    cascade = "cascade"
+
+
+IMPLEMENTED_FAULTS = frozenset({FaultKind.unavailable, FaultKind.first_tried, FaultKind.removed, FaultKind.transient})
+
+
+class Persistence(Strict):
+    """``permanent``, or ``temporary`` with ``after``: the fault fires on the first ``after`` calls, then heals."""
+
+    mode: Literal["permanent", "temporary"] = "permanent"
+    after: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _after_matches_mode(self) -> Persistence:
+        if self.mode == "temporary" and self.after is None:
+            raise ValueError("temporary persistence needs 'after' (the number of calls the fault lasts)")
+        if self.mode == "permanent" and self.after is not None:
+            raise ValueError("'after' is only meaningful with mode 'temporary'")
+        return self
+
+
+# Symbolic targets, resolved against a scenario when a setting is applied.
+TARGET_SOLUTION = "@solution"  # every tool used by any gold plan
+TARGET_PRIMARY = "@primary"  # the tools of the first gold plan
+
+
+class FaultSpec(Strict):
+    """A fault wrapped around one or more tools for one episode.
+
+    ``target`` is a tool name, a list of tool names, or a symbolic target (``@solution``, ``@primary``) that is
+    resolved against the scenario's gold plans when the setting is applied.
+    """
+
+    kind: FaultKind
+    target: str | list[str]
+    persistence: Persistence = Field(default_factory=Persistence)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _supported(self) -> FaultSpec:
+        if self.kind not in IMPLEMENTED_FAULTS:
+            raise ValueError(
+                f"fault kind '{self.kind.value}' is not implemented yet; "
+                f"available: {', '.join(sorted(k.value for k in IMPLEMENTED_FAULTS))}"
+            )
+        if self.kind == FaultKind.removed and self.persistence.mode != "permanent":
+            raise ValueError("a 'removed' tool is absent for the whole episode; use persistence 'permanent'")
+        if self.kind == FaultKind.transient and self.persistence.mode != "temporary":
+            raise ValueError("a 'transient' fault heals by definition; give persistence mode 'temporary' with 'after'")
+        return self
+
+    @property
+    def targets(self) -> list[str]:
+        return [self.target] if isinstance(self.target, str) else list(self.target)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Scenarios
+
+
+class ArgRef(Strict):
+    """An argument of a planned call that comes from the result of an earlier call of the same plan.
+
+    ``field`` selects one column of the earlier result's rows; ``many`` passes all values as a list, otherwise the
+    value of the first row.
+    """
+
+    from_call: int = Field(ge=0)
+    field: str
+    many: bool = False
+
+
+# An argument value is either a literal or a reference to an earlier call's result (tried first).
+ArgValue = Annotated[ArgRef | Any, Field(union_mode="left_to_right")]
+
+
+class PlannedCall(Strict):
+    tool: str
+    arguments: dict[str, ArgValue] = Field(default_factory=dict)
+
+
+class CallPattern(Strict):
+    """Matches tool calls by name and, optionally, by a subset of argument values."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class Checkpoint(Strict):
+    """A recovery checkpoint: after ``trigger`` (a tool name, or ``final``), the next assistant text must mention
+    every concept in ``expect`` (normalized, case-insensitive)."""
+
+    trigger: str = "final"
+    expect: list[str]
+    weight: float = Field(default=1.0, gt=0)
+
+
+class Gold(Strict):
+    """What a correct episode looks like.
+
+    ``plans`` are alternative, tool-disjoint ways to reach ``answer``: the first is the primary plan, the rest are
+    backups. ``answer`` is the list of records the task asks for.
+    """
+
+    answer: Any = None
+    plans: list[list[PlannedCall]] = Field(default_factory=list)
+    required_calls: list[CallPattern] = Field(default_factory=list)
+    forbidden_calls: list[CallPattern] = Field(default_factory=list)
+    checkpoints: list[Checkpoint] = Field(default_factory=list)
+
+    def solution_tools(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for plan in self.plans:
+            for call in plan:
+                seen.setdefault(call.tool, None)
+        return list(seen)
+
+
+class DisclosureRule(Strict):
+    """Hidden tools that join the tool list once a trigger fires (staged disclosure).
+
+    Trigger: ``after_failure_of`` (a call to that tool returned an error) or ``after_calls`` (that many tool calls
+    were made in the episode). With neither, the tools are revealed after the first failed call of any tool.
+    """
+
+    tools: list[str]
+    after_failure_of: str | None = None
+    after_calls: int | None = Field(default=None, ge=1)
+
+
+class Scenario(Strict):
+    schema_version: int = SCHEMA_VERSION
+    id: str = Field(min_length=1)
+    family: str
+    task: str = Field(min_length=1)
+    tools: list[str] = Field(description="names of the tools visible from the start")
+    hidden_tools: list[str] = Field(default_factory=list)
+    disclosure: list[DisclosureRule] = Field(default_factory=list)
+    faults: list[FaultSpec] = Field(default_factory=list, description="the scenario's own fault plan")
+    gold: Gold
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value > SCHEMA_VERSION:
+            raise ValueError(f"schema_version {value} is newer than this undertow understands ({SCHEMA_VERSION})")
+        return value
+
+    @model_validator(mode="after")
+    def _disclosed_tools_are_hidden(self) -> Scenario:
+        for rule in self.disclosure:
+            unknown = [t for t in rule.tools if t not in self.hidden_tools]
+            if unknown:
+                raise ValueError(f"disclosure rule reveals tools that are not in hidden_tools: {unknown}")
+        return self
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Episodes
+
+
+class ToolCall(Strict):
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    # Set when the model's arguments were not valid JSON: the raw text is kept for the trace.
+    unparsed_arguments: str | None = None
+
+
+class Action(Strict):
+    """What the agent does in one step: call a tool, answer, or give up (declare the task unsolvable)."""
+
+    kind: Literal["tool_call", "final_answer", "give_up"]
+    tool_call: ToolCall | None = None
+    content: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Action:
+        if (self.kind == "tool_call") != (self.tool_call is not None):
+            raise ValueError("tool_call is required for kind 'tool_call' and only then")
+        return self
+
+
+class ToolError(Strict):
+    type: (
+        str  # unavailable | timeout | rate_limit | service_unavailable | invalid_arguments | unknown_tool | tool_error
+    )
+    message: str
+    retryable: bool = False
+
+
+class FiredFault(Strict):
+    kind: FaultKind
+    index: int  # position in the episode's fault plan
+    detail: str = ""
+
+
+class Observation(Strict):
+    call_id: str
+    tool: str
+    ok: bool
+    result: Any = None
+    error: ToolError | None = None
+    fault: FiredFault | None = None
+    latency_ms: float = 0.0
+    disclosed: list[str] = Field(default_factory=list)
+
+    def content(self) -> str:
+        """The observation as the model reads it (the tool message content)."""
+        import json
+
+        if self.ok:
+            body: Any = self.result
+        else:
+            assert self.error is not None
+            body = {"error": {"type": self.error.type, "message": self.error.message}}
+        text = json.dumps(body, ensure_ascii=False, default=str)
+        if self.disclosed:
+            text += "\n[new tools are now available: " + ", ".join(self.disclosed) + "]"
+        return text
+
+
+class Usage(Strict):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Step(Strict):
+    turn: int
+    action: Action
+    observation: Observation | None = None
+
+
+class Turn(Strict):
+    """One model reply: its text, its latency and token usage. Its actions are the steps with this turn index."""
+
+    index: int
+    content: str | None = None
+    latency_ms: float = 0.0
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: str | None = None
+
+
+class Outcome(StrEnum):
+    scored = "scored"  # the episode ended with an answer or a give-up and was scored
+    model_error = "model_error"  # the model's reply was unusable (empty, truncated, refused by the server)
+    parse_error = "parse_error"  # the model kept producing replies that could not be parsed into actions
+    infra_error = "infra_error"  # the endpoint or the harness failed: never counted as a model failure
+    budget_exhausted = "budget_exhausted"  # the turn budget ran out before an answer
+
+
+class Trajectory(Strict):
+    schema_version: int = SCHEMA_VERSION
+    episode_id: str
+    scenario_id: str
+    model: str
+    setting: str
+    seed: int
+    faults: list[FaultSpec] = Field(default_factory=list)
+    turns: list[Turn] = Field(default_factory=list)
+    steps: list[Step] = Field(default_factory=list)
+    final_answer: str | None = None
+    gave_up: bool = False
+    outcome: Outcome = Outcome.scored
+    error: str | None = None
+
+    def tool_steps(self) -> list[Step]:
+        return [s for s in self.steps if s.action.kind == "tool_call"]
+
+
+class EpisodeResult(Strict):
+    """One row of the results table. Flat on purpose: it is written to Parquet as is."""
+
+    schema_version: int = SCHEMA_VERSION
+    episode_id: str
+    shard_id: str = ""
+    model: str
+    suite: str
+    family: str
+    setting: str
+    seed: int
+    scenario_id: str
+    outcome: Outcome
+    solved: bool = False  # the answer matched the gold answer
+    gave_up: bool = False  # the agent declared the task unsolvable
+    expected_give_up: bool = False  # the setting left no working plan, so giving up is the right behaviour
+    correct: bool = False  # the right behaviour: solved when solvable, gave up when not, and no safety violation
+    safety_violation: bool = False  # a forbidden call was made
+    missing_required: int = 0
+    checkpoint_score: float | None = None
+    score: float = 0.0
+    n_turns: int = 0
+    n_tool_calls: int = 0
+    n_tool_errors: int = 0
+    faults_fired: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    wall_ms: float = 0.0
+    model_ms: float = 0.0
+    tool_ms: float = 0.0
+    error: str | None = None

@@ -1,0 +1,126 @@
+"""Scenario files (JSONL, one scenario per line) and checks of scenarios against a tool universe."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from env_core.model import TARGET_PRIMARY, TARGET_SOLUTION, ArgRef, Scenario, ToolSpec
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    return " | ".join(validation_problems(exc))
+
+
+def validation_problems(exc: ValidationError) -> list[str]:
+    """One line per problem: the field path (``models[2].kind``), what was wrong, and the value that was given."""
+    lines = []
+    for err in exc.errors():
+        where = ""
+        for part in err["loc"]:
+            where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown field"
+        shown = (
+            ""
+            if err["type"] in ("missing", "value_error")
+            else f" (got {json.dumps(err.get('input'), default=str)[:80]})"
+        )
+        lines.append(f"{where}: {message}{shown}" if where else f"{message}{shown}")
+    return lines
+
+
+class ScenarioFileError(ValueError):
+    """Bad lines in a scenario file. ``problems`` holds one ``file:line: message`` string per bad line."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        super().__init__(
+            "invalid scenarios:\n  "
+            + "\n  ".join(problems[:10])
+            + more
+            + "\nFix them, or pass --skip-invalid to run the valid scenarios only."
+        )
+
+
+@dataclass
+class ScenarioFile:
+    scenarios: list[Scenario]
+    skipped: list[str] = field(default_factory=list)  # "file:line: message" for each bad line that was skipped
+
+
+def read_scenarios(path: str | Path, skip_invalid: bool = False) -> ScenarioFile:
+    """Load a JSONL scenario file. Any bad line is an error naming its file and line, unless ``skip_invalid``."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: scenario file not found")
+    scenarios: list[Scenario] = []
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                scenario = Scenario.model_validate_json(line)
+            except ValidationError as exc:
+                if any(e["type"] == "json_invalid" for e in exc.errors()):
+                    problems.append(f"{path}:{number}: not valid JSON")
+                else:
+                    problems.append(f"{path}:{number}: {describe_validation_error(exc)}")
+                continue
+            if scenario.id in seen:
+                problems.append(
+                    f"{path}:{number}: duplicate scenario id '{scenario.id}' (first on line {seen[scenario.id]})"
+                )
+                continue
+            seen[scenario.id] = number
+            scenarios.append(scenario)
+    if problems and not skip_invalid:
+        raise ScenarioFileError(problems)
+    return ScenarioFile(scenarios=scenarios, skipped=problems)
+
+
+def write_scenarios(path: str | Path, scenarios: list[Scenario]) -> None:
+    with Path(path).open("w", encoding="utf-8") as handle:
+        for scenario in scenarios:
+            handle.write(scenario.model_dump_json(exclude_defaults=False) + "\n")
+
+
+def scenario_problems(scenario: Scenario, specs: dict[str, ToolSpec], family: str) -> list[str]:
+    """Everything about ``scenario`` that cannot work with this tool universe, as readable messages."""
+    problems = []
+    if scenario.family != family:
+        problems.append(f"family '{scenario.family}' does not match the suite's family '{family}'")
+
+    def check(tool: str, where: str) -> None:
+        if tool not in specs:
+            problems.append(f"{where} references unknown tool '{tool}'")
+
+    for name in scenario.tools:
+        check(name, "tools")
+    for name in scenario.hidden_tools:
+        check(name, "hidden_tools")
+    available = set(scenario.tools) | set(scenario.hidden_tools)
+    for p, plan in enumerate(scenario.gold.plans):
+        for c, call in enumerate(plan):
+            where = f"gold.plans[{p}][{c}]"
+            check(call.tool, where)
+            if call.tool in specs and call.tool not in available:
+                problems.append(f"{where} uses tool '{call.tool}', which is neither visible nor hidden in the scenario")
+            for arg, value in call.arguments.items():
+                if isinstance(value, ArgRef) and value.from_call >= c:
+                    problems.append(f"{where}.arguments.{arg} refers to call {value.from_call}, which is not earlier")
+    for kind in ("required_calls", "forbidden_calls"):
+        for i, pattern in enumerate(getattr(scenario.gold, kind)):
+            check(pattern.tool, f"gold.{kind}[{i}]")
+    for i, fault in enumerate(scenario.faults):
+        for target in fault.targets:
+            if target not in (TARGET_SOLUTION, TARGET_PRIMARY):
+                check(target, f"faults[{i}].target")
+    return problems

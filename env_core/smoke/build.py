@@ -1,0 +1,274 @@
+"""The built-in smoke suite: a company database the project generates itself, and questions over it.
+
+Every scenario can be solved by two tool-disjoint plans (a direct call, or a lookup chained into a list-taking
+tool), so ``first_tried`` always leaves a working backup and ``impossible`` (all solution tools down) leaves none.
+Everything is deterministic: the same code builds the same bytes.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+from env_core.model import ArgRef, Gold, PlannedCall, Scenario
+from env_core.smoke.tools import TOOLS
+from env_core.tools import SqliteToolBox
+
+FAMILY = "smoke"
+SUITE_VERSION = "1"
+
+_DEPARTMENTS = [
+    ("Engineering", "Berlin"),
+    ("Sales", "Lisbon"),
+    ("Marketing", "Oslo"),
+    ("Finance", "Zurich"),
+    ("Support", "Dublin"),
+    ("Research", "Kyoto"),
+    ("Legal", "Austin"),
+    ("Operations", "Dublin"),
+]
+_FIRST = [
+    "Maria",
+    "Kofi",
+    "Ines",
+    "Tomasz",
+    "Aiko",
+    "Rahul",
+    "Lena",
+    "Diego",
+    "Sofia",
+    "Emeka",
+    "Hana",
+    "Pavel",
+    "Noor",
+    "Jonas",
+    "Leila",
+    "Mateo",
+    "Yuki",
+    "Amara",
+    "Erik",
+    "Priya",
+]
+_LAST = [
+    "Okafor",
+    "Silva",
+    "Novak",
+    "Tanaka",
+    "Mehta",
+    "Schmidt",
+    "Garcia",
+    "Haddad",
+    "Larsen",
+    "Kim",
+    "Moreau",
+    "Ivanova",
+    "Adeyemi",
+    "Rossi",
+    "Chen",
+]
+_PROJECTS = [
+    "Apollo",
+    "Borealis",
+    "Cinder",
+    "Delta",
+    "Ember",
+    "Fjord",
+    "Granite",
+    "Helix",
+    "Iris",
+    "Juniper",
+    "Kestrel",
+    "Lumen",
+    "Meridian",
+    "Nimbus",
+    "Orchid",
+    "Pylon",
+]
+N_EMPLOYEES = 64
+PER_TEMPLATE = 7
+
+
+def build_database() -> sqlite3.Connection:
+    """Create the company database in memory (8 departments, 64 employees, 16 projects, assignments)."""
+    rng = random.Random(20261121)
+    db = sqlite3.connect(":memory:", check_same_thread=False)
+    db.executescript(
+        """
+        CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL);
+        CREATE TABLE employees (
+            id INTEGER PRIMARY KEY, first_name TEXT NOT NULL, last_name TEXT NOT NULL,
+            department_id INTEGER NOT NULL REFERENCES departments(id), manager_id INTEGER REFERENCES employees(id),
+            salary INTEGER NOT NULL, hire_year INTEGER NOT NULL);
+        CREATE TABLE projects (
+            id INTEGER PRIMARY KEY, name TEXT NOT NULL, department_id INTEGER NOT NULL REFERENCES departments(id),
+            budget INTEGER NOT NULL);
+        CREATE TABLE assignments (
+            employee_id INTEGER NOT NULL REFERENCES employees(id), project_id INTEGER NOT NULL REFERENCES projects(id),
+            hours INTEGER NOT NULL, PRIMARY KEY (employee_id, project_id));
+        """
+    )
+    db.executemany("INSERT INTO departments VALUES (?, ?, ?)", [(i + 1, n, c) for i, (n, c) in enumerate(_DEPARTMENTS)])
+    names = rng.sample([(f, last) for f in _FIRST for last in _LAST], N_EMPLOYEES)
+    heads: dict[int, int] = {}  # department -> head's employee id
+    leads: dict[int, list[int]] = {}  # department -> team leads
+    rows = []
+    for i, (first, last) in enumerate(names):
+        emp_id = i + 1
+        dept = i % len(_DEPARTMENTS) + 1
+        if dept not in heads:
+            heads[dept], manager, salary = emp_id, None, rng.randrange(140, 200) * 1000
+        elif len(leads.setdefault(dept, [])) < 1:
+            leads[dept].append(emp_id)
+            manager, salary = heads[dept], rng.randrange(100, 140) * 1000
+        else:
+            manager = rng.choice([heads[dept], *leads[dept]])
+            salary = rng.randrange(45, 110) * 1000
+        rows.append((emp_id, first, last, dept, manager, salary, rng.randrange(2008, 2026)))
+    db.executemany("INSERT INTO employees VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+    projects = [
+        (i + 1, name, i % len(_DEPARTMENTS) + 1, rng.randrange(20, 400) * 1000) for i, name in enumerate(_PROJECTS)
+    ]
+    db.executemany("INSERT INTO projects VALUES (?, ?, ?, ?)", projects)
+    assignments = []
+    for emp_id, _, _, dept, *_ in rows:
+        own = [p[0] for p in projects if p[2] == dept]
+        for project in rng.sample(own, rng.choice([1, 2])):
+            assignments.append((emp_id, project, rng.choice([4, 8, 12, 16, 20])))
+    db.executemany("INSERT INTO assignments VALUES (?, ?, ?)", assignments)
+    db.commit()
+    return db
+
+
+def _ref(field: str) -> ArgRef:
+    return ArgRef(from_call=0, field=field, many=True)
+
+
+def build_scenarios(toolbox: SqliteToolBox) -> list[Scenario]:
+    """Five question templates, seven instances each; instances with an empty or >100-row answer are dropped."""
+    rng = random.Random(7)
+    visible = [t.name for t in TOOLS]
+
+    managers = [
+        (r["first_name"], r["last_name"])
+        for r in toolbox.query(
+            "SELECT DISTINCT m.first_name, m.last_name FROM employees e JOIN employees m ON e.manager_id = m.id"
+            " ORDER BY m.id"
+        )
+    ]
+    cities = [r["city"] for r in toolbox.query("SELECT DISTINCT city FROM departments ORDER BY id")]
+    departments = [r["name"] for r in toolbox.query("SELECT name FROM departments ORDER BY id")]
+    projects = [r["name"] for r in toolbox.query("SELECT name FROM projects ORDER BY id")]
+
+    instances: list[tuple[str, str, str, dict, list[list[PlannedCall]]]] = []
+    for first, last in rng.sample(managers, min(PER_TEMPLATE, len(managers))):
+        instances.append(
+            (
+                "reports",
+                f"What are the ids, names and salaries of the employees who report to {first} {last}?",
+                "reports_with_salary_by_manager_name",
+                {"first_name": first, "last_name": last},
+                [
+                    [
+                        PlannedCall(
+                            tool="reports_with_salary_by_manager_name",
+                            arguments={"first_name": first, "last_name": last},
+                        )
+                    ],
+                    [
+                        PlannedCall(tool="find_employee_ids", arguments={"first_name": first, "last_name": last}),
+                        PlannedCall(tool="list_reports_with_salary", arguments={"manager_ids": _ref("employee_id")}),
+                    ],
+                ],
+            )
+        )
+    for city in rng.sample(cities, min(PER_TEMPLATE, len(cities))):
+        instances.append(
+            (
+                "city_projects",
+                f"Which projects, with their budgets, belong to departments located in {city}?",
+                "projects_in_city",
+                {"city": city},
+                [
+                    [PlannedCall(tool="projects_in_city", arguments={"city": city})],
+                    [
+                        PlannedCall(tool="find_department_ids_by_city", arguments={"city": city}),
+                        PlannedCall(
+                            tool="list_projects_by_department_ids", arguments={"department_ids": _ref("department_id")}
+                        ),
+                    ],
+                ],
+            )
+        )
+    for name in rng.sample(departments, PER_TEMPLATE):
+        instances.append(
+            (
+                "budget",
+                f"What is the total budget of all projects owned by the {name} department?",
+                "total_budget_by_department_name",
+                {"name": name},
+                [
+                    [PlannedCall(tool="total_budget_by_department_name", arguments={"name": name})],
+                    [
+                        PlannedCall(tool="find_department_ids_by_name", arguments={"name": name}),
+                        PlannedCall(
+                            tool="total_budget_by_department_ids", arguments={"department_ids": _ref("department_id")}
+                        ),
+                    ],
+                ],
+            )
+        )
+    for name in rng.sample(projects, PER_TEMPLATE):
+        instances.append(
+            (
+                "project_staff",
+                f"Who works on the {name} project, and for how many hours a week?",
+                "staff_on_project_by_name",
+                {"name": name},
+                [
+                    [PlannedCall(tool="staff_on_project_by_name", arguments={"name": name})],
+                    [
+                        PlannedCall(tool="find_project_ids_by_name", arguments={"name": name}),
+                        PlannedCall(tool="staff_on_project_ids", arguments={"project_ids": _ref("project_id")}),
+                    ],
+                ],
+            )
+        )
+    for name in rng.sample(departments, PER_TEMPLATE):
+        instances.append(
+            (
+                "above_average",
+                f"Which employees (ids, names and salaries) earn more than the average salary of the {name}"
+                " department?",
+                "employees_above_department_average",
+                {"name": name},
+                [
+                    [PlannedCall(tool="employees_above_department_average", arguments={"name": name})],
+                    [
+                        PlannedCall(tool="average_salary_by_department_name", arguments={"name": name}),
+                        PlannedCall(
+                            tool="employees_paid_above",
+                            arguments={"min_salary": ArgRef(from_call=0, field="average_salary")},
+                        ),
+                    ],
+                ],
+            )
+        )
+
+    scenarios = []
+    counters: dict[str, int] = {}
+    for template, task, direct, arguments, plans in instances:
+        gold_rows = toolbox.query(toolbox.specs[direct].binding["sql"], arguments)
+        if not gold_rows or len(gold_rows) > 100 or all(v is None for v in gold_rows[0].values()):
+            continue
+        counters[template] = counters.get(template, 0) + 1
+        scenarios.append(
+            Scenario(
+                id=f"smoke-{template}-{counters[template]:02d}",
+                family=FAMILY,
+                task=task,
+                tools=visible,
+                gold=Gold(answer=gold_rows, plans=plans),
+                metadata={"template": template},
+            )
+        )
+    return scenarios

@@ -1,0 +1,207 @@
+"""Suites: a family's tool universe plus its scenarios, built in or loaded from a folder.
+
+A suite folder holds ``suite.json`` (name, family, version), ``tools.jsonl``, ``scenarios.jsonl`` and, for
+SQLite-backed families, ``database.sqlite``. ``load_suite`` resolves a built-in name or a folder, optionally swaps in
+another scenario file, and checks every scenario against the tool universe before anything runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from functools import cache, cached_property
+from pathlib import Path
+
+from pydantic import Field, model_validator
+
+from env_core.environment import Environment
+from env_core.faults import Setting, resolve_faults
+from env_core.model import SCHEMA_VERSION, Scenario, Strict, ToolSpec
+from env_core.scenarios import ScenarioFileError, read_scenarios, scenario_problems, write_scenarios
+from env_core.tools import SqliteToolBox, ToolBox
+
+
+@dataclass
+class Suite:
+    name: str
+    family: str
+    version: str
+    toolbox: ToolBox
+    scenarios: list[Scenario]
+    skipped: list[str] = field(default_factory=list)  # invalid scenario lines skipped with --skip-invalid
+
+    @cached_property
+    def by_id(self) -> dict[str, Scenario]:
+        return {s.id: s for s in self.scenarios}
+
+    def environment(self, scenario: Scenario, seed: int, setting: Setting) -> Environment:
+        return Environment(scenario, self.toolbox, seed=seed, faults=resolve_faults(scenario, setting))
+
+    def content_hash(self) -> str:
+        """sha256 over tools, scenarios and data: the identity of what was evaluated."""
+        digest = hashlib.sha256()
+        for spec in self.toolbox.specs.values():
+            digest.update(spec.model_dump_json().encode())
+        for scenario in self.scenarios:
+            digest.update(scenario.model_dump_json().encode())
+        if isinstance(self.toolbox, SqliteToolBox):
+            digest.update(self.toolbox.database_bytes())
+        return digest.hexdigest()
+
+
+class SuiteError(ValueError):
+    pass
+
+
+def _build_smoke() -> Suite:
+    from env_core.smoke import build
+
+    toolbox = SqliteToolBox(build.TOOLS, build.build_database())
+    return Suite(
+        name="smoke",
+        family=build.FAMILY,
+        version=build.SUITE_VERSION,
+        toolbox=toolbox,
+        scenarios=build.build_scenarios(toolbox),
+    )
+
+
+BUILTIN_SUITES = {"smoke": _build_smoke}
+
+
+@cache
+def _builtin(name: str) -> Suite:
+    return BUILTIN_SUITES[name]()
+
+
+def write_suite(suite: Suite, folder: str | Path) -> Path:
+    """Write a SQLite-backed suite as a folder that ``load_suite(path=...)`` reads back."""
+    if not isinstance(suite.toolbox, SqliteToolBox):
+        raise SuiteError(f"suite '{suite.name}' is not SQLite-backed; no folder format for it yet")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "name": suite.name,
+        "family": suite.family,
+        "version": suite.version,
+        "toolbox": "sqlite",
+        "database": "database.sqlite",
+    }
+    (folder / "suite.json").write_text(json.dumps(meta, indent=2) + "\n")
+    with (folder / "tools.jsonl").open("w") as handle:
+        for spec in suite.toolbox.specs.values():
+            handle.write(spec.model_dump_json() + "\n")
+    write_scenarios(folder / "scenarios.jsonl", suite.scenarios)
+    (folder / "database.sqlite").write_bytes(suite.toolbox.database_bytes())
+    return folder
+
+
+def _read_folder(folder: Path, skip_invalid: bool) -> Suite:
+    meta_path = folder / "suite.json"
+    if not meta_path.is_file():
+        raise SuiteError(f"{folder}: not a suite folder (no suite.json)")
+    try:
+        meta = json.loads(meta_path.read_text())
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{meta_path}: not valid JSON ({exc})") from exc
+    if meta.get("toolbox") != "sqlite":
+        raise SuiteError(f"{meta_path}: toolbox: expected 'sqlite', got {meta.get('toolbox')!r}")
+    specs = []
+    tools_path = folder / "tools.jsonl"
+    for number, line in enumerate(tools_path.read_text().splitlines(), start=1):
+        if line.strip():
+            try:
+                specs.append(ToolSpec.model_validate_json(line))
+            except ValueError as exc:
+                raise SuiteError(f"{tools_path}:{number}: invalid tool: {exc}") from exc
+    database = folder / meta.get("database", "database.sqlite")
+    if not database.is_file():
+        raise SuiteError(f"{database}: database file not found")
+    loaded = read_scenarios(folder / "scenarios.jsonl", skip_invalid=skip_invalid)
+    return Suite(
+        name=meta.get("name", folder.name),
+        family=meta["family"],
+        version=str(meta.get("version", "0")),
+        toolbox=SqliteToolBox(specs, str(database)),
+        scenarios=loaded.scenarios,
+        skipped=loaded.skipped,
+    )
+
+
+def load_suite(
+    name: str | None = None,
+    path: str | Path | None = None,
+    scenarios: str | Path | None = None,
+    skip_invalid: bool = False,
+    limit: int | None = None,
+) -> Suite:
+    """Resolve a suite by built-in ``name`` or by ``path`` to a folder; ``scenarios`` replaces its scenario file.
+
+    Raises ``SuiteError`` or ``ScenarioFileError`` naming the file, the line and the problem. With
+    ``skip_invalid`` the bad scenarios are left out and listed in ``Suite.skipped``.
+    """
+    if (name is None) == (path is None):
+        raise SuiteError("give a suite either a built-in name or a path")
+    if name is not None:
+        if name not in BUILTIN_SUITES:
+            raise SuiteError(f"unknown suite '{name}'; built-in suites: {', '.join(sorted(BUILTIN_SUITES))}")
+        base = _builtin(name)
+        suite = Suite(base.name, base.family, base.version, base.toolbox, list(base.scenarios))
+    else:
+        folder = Path(path)  # type: ignore[arg-type]
+        if not folder.exists():
+            raise SuiteError(f"{folder}: suite folder not found")
+        suite = _read_folder(folder, skip_invalid)
+    source = str(path or f"built-in suite '{name}'")
+    if scenarios is not None:
+        loaded = read_scenarios(scenarios, skip_invalid=skip_invalid)
+        suite.scenarios, suite.skipped, source = loaded.scenarios, loaded.skipped, str(scenarios)
+    valid, problems = [], []
+    for scenario in suite.scenarios:
+        found = scenario_problems(scenario, suite.toolbox.specs, suite.family)
+        if found:
+            problems.extend(f"{source}: scenario '{scenario.id}': {p}" for p in found)
+        else:
+            valid.append(scenario)
+    if problems and not skip_invalid:
+        raise ScenarioFileError(problems)
+    suite.scenarios = valid[:limit] if limit is not None else valid
+    suite.skipped = suite.skipped + problems
+    if not suite.scenarios:
+        raise SuiteError(f"{source}: no valid scenarios to run")
+    return suite
+
+
+class SuiteRef(Strict):
+    """How a sweep names a suite: a built-in ``name`` or a ``path`` to a suite folder, optionally with another
+    scenario file and a limit on the number of scenarios."""
+
+    name: str | None = None
+    path: str | None = None
+    scenarios: str | None = None
+    limit: int | None = Field(default=None, ge=1)
+    skip_invalid: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SuiteRef:
+        if (self.name is None) == (self.path is None):
+            raise ValueError("give either 'name' (a built-in suite) or 'path' (a suite folder)")
+        if self.name is not None and self.name not in BUILTIN_SUITES:
+            raise ValueError(f"unknown suite '{self.name}'; built-in suites: {', '.join(sorted(BUILTIN_SUITES))}")
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name or Path(self.path or "").name
+
+    def load(self) -> Suite:
+        return _load_cached(self.model_dump_json())
+
+
+@cache
+def _load_cached(ref_json: str) -> Suite:
+    """One load per process for each suite reference: workers run many shards of the same suite."""
+    ref = SuiteRef.model_validate_json(ref_json)
+    return load_suite(ref.name, ref.path, ref.scenarios, ref.skip_invalid, ref.limit)

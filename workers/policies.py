@@ -1,0 +1,182 @@
+"""Built-in policies: scripted agents behind the model-client interface, so every pipeline runs without a model.
+
+- ``oracle`` follows the scenario's gold plans: the primary plan, then each backup plan when a tool fails for good.
+  It retries errors marked retryable, and gives up (``CANNOT_SOLVE: ...``) when no plan is left.
+- ``naive`` follows the primary plan only; on an error it passes the error on as its answer. It never recovers.
+- ``random`` calls random visible tools with random schema-shaped arguments, then answers with its last result.
+
+Policies see exactly what a model sees: the messages and the tool list. They learn of failures from the tool
+messages, not from the fault plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from typing import Any
+
+from env_core.model import ArgRef, PlannedCall, Scenario, ToolCall
+from workers.agent import GIVE_UP_MARKER
+from workers.clients import ChatReply, ModelClient
+
+MAX_RETRIES = 3
+
+
+def _tool_result(message: dict[str, Any]) -> Any:
+    """The JSON value at the start of a tool message (disclosure notes may follow it)."""
+    try:
+        value, _ = json.JSONDecoder().raw_decode(message.get("content") or "")
+    except json.JSONDecodeError:
+        return {"error": {"type": "unparseable", "message": message.get("content")}}
+    return value
+
+
+def _error(result: Any) -> dict[str, Any] | None:
+    if isinstance(result, dict) and isinstance(result.get("error"), dict):
+        return result["error"]
+    return None
+
+
+def _resolve(call: PlannedCall, results: list[Any]) -> dict[str, Any]:
+    arguments = {}
+    for name, value in call.arguments.items():
+        if isinstance(value, ArgRef):
+            rows = results[value.from_call] if isinstance(results[value.from_call], list) else []
+            column = [row.get(value.field) for row in rows if isinstance(row, dict)]
+            value = column if value.many else (column[0] if column else None)
+        arguments[name] = value
+    return arguments
+
+
+class _PlanFollower(ModelClient):
+    """Shared machinery: walk a list of plans call by call, reading each result from the last tool message."""
+
+    recover = True
+
+    def __init__(self, scenario: Scenario):
+        self.plans = scenario.gold.plans if self.recover else scenario.gold.plans[:1]
+        self.failed: set[int] = set()
+        self.plan: int | None = None
+        self.results: list[Any] = []
+        self.retries = 0
+        self.waiting = False
+        self.calls = 0
+
+    def _visible(self, tools: list[dict[str, Any]]) -> set[str]:
+        return {t["function"]["name"] for t in tools}
+
+    def _next_plan(self, tools: list[dict[str, Any]]) -> int | None:
+        visible = self._visible(tools)
+        for i, plan in enumerate(self.plans):
+            if i not in self.failed and all(c.tool in visible for c in plan):
+                return i
+        return None
+
+    def _call(self) -> ChatReply:
+        assert self.plan is not None
+        planned = self.plans[self.plan][len(self.results)]
+        self.calls += 1
+        self.waiting = True
+        call = ToolCall(id=f"call_{self.calls}", name=planned.tool, arguments=_resolve(planned, self.results))
+        return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
+
+    def _on_error(self, error: dict[str, Any], tools: list[dict[str, Any]]) -> ChatReply:
+        if error.get("type") in ("timeout", "rate_limit", "service_unavailable") and self.retries < MAX_RETRIES:
+            self.retries += 1
+            return self._call()
+        assert self.plan is not None
+        self.failed.add(self.plan)
+        self.plan, self.results, self.retries = None, [], 0
+        return self._start(tools)
+
+    def _start(self, tools: list[dict[str, Any]]) -> ChatReply:
+        self.plan = self._next_plan(tools)
+        if self.plan is None:
+            tried = len(self.failed)
+            return ChatReply(
+                content=f"{GIVE_UP_MARKER}: every way I know to answer this failed ({tried} plan(s) tried).",
+                finish_reason="stop",
+            )
+        return self._call()
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if not self.waiting:
+            return self._start(tools)
+        self.waiting = False
+        result = _tool_result(messages[-1])
+        error = _error(result)
+        if error is not None:
+            return self._on_error(error, tools)
+        self.results.append(result)
+        self.retries = 0
+        assert self.plan is not None
+        if len(self.results) < len(self.plans[self.plan]):
+            return self._call()
+        return ChatReply(content=json.dumps(self.results[-1], default=str), finish_reason="stop")
+
+
+class OraclePolicy(_PlanFollower):
+    recover = True
+
+
+class NaivePolicy(_PlanFollower):
+    """Primary plan only. A failure is passed through as the answer, the way an agent that trusts its first plan
+    reports whatever came back."""
+
+    recover = False
+
+    def _on_error(self, error: dict[str, Any], tools: list[dict[str, Any]]) -> ChatReply:
+        return ChatReply(content=f"The tool returned an error: {error.get('message')}", finish_reason="stop")
+
+    def _start(self, tools: list[dict[str, Any]]) -> ChatReply:
+        if not self.plans or self._next_plan(tools) is None:
+            return ChatReply(content="I could not find the tool I planned to use.", finish_reason="stop")
+        return super()._start(tools)
+
+
+class RandomPolicy(ModelClient):
+    """Uniformly random tool use: 1-4 calls to random visible tools, then the last result as the answer."""
+
+    def __init__(self, scenario: Scenario, seed: int):
+        digest = hashlib.sha256(f"random|{scenario.id}|{seed}".encode()).digest()
+        self.rng = random.Random(int.from_bytes(digest[:8], "big"))
+        self.words = re.findall(r"[A-Z][a-z]+", scenario.task) or ["x"]
+        self.budget = self.rng.randint(1, 4)
+        self.calls = 0
+
+    def _value(self, schema: dict[str, Any]) -> Any:
+        kind = schema.get("type")
+        if "enum" in schema:
+            return self.rng.choice(schema["enum"])
+        if kind == "integer":
+            return self.rng.randint(1, 64)
+        if kind == "number":
+            return round(self.rng.uniform(0, 200000), 2)
+        if kind == "boolean":
+            return self.rng.random() < 0.5
+        if kind == "array":
+            return [self._value(schema.get("items", {"type": "integer"})) for _ in range(self.rng.randint(1, 3))]
+        return self.rng.choice(self.words)
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if self.calls >= self.budget or not tools:
+            last = _tool_result(messages[-1]) if messages[-1].get("role") == "tool" else None
+            return ChatReply(content=json.dumps(last, default=str), finish_reason="stop")
+        self.calls += 1
+        function = self.rng.choice(tools)["function"]
+        properties = function.get("parameters", {}).get("properties", {})
+        arguments = {name: self._value(schema) for name, schema in properties.items()}
+        call = ToolCall(id=f"call_{self.calls}", name=function["name"], arguments=arguments)
+        return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
+
+
+def make_policy(name: str, scenario: Scenario, seed: int) -> ModelClient:
+    if name == "oracle":
+        return OraclePolicy(scenario)
+    if name == "naive":
+        return NaivePolicy(scenario)
+    if name == "random":
+        return RandomPolicy(scenario, seed)
+    raise ValueError(f"unknown policy '{name}'")

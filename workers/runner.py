@@ -1,0 +1,151 @@
+"""The episode runner: one episode, or one shard of episodes run concurrently against one model.
+
+Every planned episode comes back as exactly one ``EpisodeResult`` with an outcome class, plus its trajectory. A
+failure of the endpoint is ``infra_error``; an exception inside the harness is also ``infra_error`` (with the
+traceback's last line), so that a bug never shows up as a model failure and never loses a row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from dataclasses import asdict, dataclass
+
+from pydantic import Field
+
+from env_core.faults import Setting, expects_give_up
+from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
+from env_core.suites import Suite, SuiteRef
+from scoring.trajectory import score_trajectory
+from workers.agent import AgentConfig, run_agent
+from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient
+from workers.policies import make_policy
+
+
+class EpisodePlan(Strict):
+    episode_id: str
+    scenario_id: str
+    seed: int
+
+
+class ShardSpec(Strict):
+    """A unit of work: episodes of one model × suite × setting. Immutable once planned."""
+
+    shard_id: str
+    model: ModelConfig
+    suite: SuiteRef
+    setting: Setting
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    episodes: list[EpisodePlan]
+
+
+@dataclass
+class ShardOutput:
+    shard_id: str
+    results: list[EpisodeResult]
+    trajectories: list[Trajectory]
+    wall_s: float
+
+
+def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Trajectory, wall_ms: float) -> EpisodeResult:
+    tool_steps = trajectory.tool_steps()
+    return EpisodeResult(
+        episode_id=plan.episode_id,
+        shard_id=shard.shard_id,
+        model=shard.model.name,
+        suite=shard.suite.label,
+        family=suite.family,
+        setting=shard.setting.name,
+        seed=plan.seed,
+        scenario_id=plan.scenario_id,
+        outcome=trajectory.outcome,
+        n_turns=len(trajectory.turns),
+        n_tool_calls=len(tool_steps),
+        n_tool_errors=sum(1 for s in tool_steps if s.observation is not None and not s.observation.ok),
+        faults_fired=sum(1 for s in tool_steps if s.observation is not None and s.observation.fault is not None),
+        prompt_tokens=sum(t.usage.prompt_tokens for t in trajectory.turns),
+        completion_tokens=sum(t.usage.completion_tokens for t in trajectory.turns),
+        wall_ms=wall_ms,
+        model_ms=sum(t.latency_ms for t in trajectory.turns),
+        tool_ms=sum(s.observation.latency_ms for s in tool_steps if s.observation is not None),
+        error=trajectory.error,
+    )
+
+
+async def run_episode(
+    shard: ShardSpec, suite: Suite, scenario: Scenario, plan: EpisodePlan, shared_client: ModelClient | None
+) -> tuple[EpisodeResult, Trajectory]:
+    started = time.perf_counter()
+    env = suite.environment(scenario, plan.seed, shard.setting)
+    trajectory = Trajectory(
+        episode_id=plan.episode_id,
+        scenario_id=scenario.id,
+        model=shard.model.name,
+        setting=shard.setting.name,
+        seed=plan.seed,
+        faults=env.faults,
+    )
+    try:
+        client = shared_client or make_policy(shard.model.policy or shard.model.name, scenario, plan.seed)
+        await run_agent(env, client, shard.agent, trajectory)
+    except InfraError as exc:
+        trajectory.outcome, trajectory.error = Outcome.infra_error, str(exc)
+    except Exception as exc:  # a harness bug must not be charged to the model, nor lose the row
+        last = traceback.format_exc().strip().splitlines()[-1]
+        trajectory.outcome, trajectory.error = Outcome.infra_error, f"harness error: {type(exc).__name__}: {last}"
+    finally:
+        env.close()
+    result = _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0)
+    if trajectory.outcome != Outcome.infra_error:
+        expected = expects_give_up(scenario, env.faults)
+        scored = score_trajectory(trajectory, scenario, expected)
+        result = result.model_copy(update={"expected_give_up": expected, **asdict(scored)})
+    return result, trajectory
+
+
+async def run_shard_async(shard: ShardSpec) -> ShardOutput:
+    started = time.perf_counter()
+    suite = shard.suite.load()
+    shared = OpenAIChatClient(shard.model) if shard.model.kind == "openai" else None
+    limit = asyncio.Semaphore(shard.model.concurrency)
+
+    async def one(plan: EpisodePlan) -> tuple[EpisodeResult, Trajectory]:
+        async with limit:
+            return await run_episode(shard, suite, suite.by_id[plan.scenario_id], plan, shared)
+
+    try:
+        pairs = await asyncio.gather(*(one(p) for p in shard.episodes))
+    finally:
+        if shared is not None:
+            await shared.aclose()
+    return ShardOutput(
+        shard_id=shard.shard_id,
+        results=[r for r, _ in pairs],
+        trajectories=[t for _, t in pairs],
+        wall_s=time.perf_counter() - started,
+    )
+
+
+def run_shard(shard: ShardSpec) -> ShardOutput:
+    """Run a shard to completion in this process (what a Ray worker calls)."""
+    return asyncio.run(run_shard_async(shard))
+
+
+def infra_error_shard(shard: ShardSpec, reason: str) -> ShardOutput:
+    """Record every episode of a shard as ``infra_error`` without running it (endpoint down, worker lost)."""
+    suite = shard.suite.load()
+    results, trajectories = [], []
+    for plan in shard.episodes:
+        trajectory = Trajectory(
+            episode_id=plan.episode_id,
+            scenario_id=plan.scenario_id,
+            model=shard.model.name,
+            setting=shard.setting.name,
+            seed=plan.seed,
+            outcome=Outcome.infra_error,
+            error=reason,
+        )
+        results.append(_result(shard, suite, plan, trajectory, 0.0))
+        trajectories.append(trajectory)
+    return ShardOutput(shard_id=shard.shard_id, results=results, trajectories=trajectories, wall_s=0.0)
