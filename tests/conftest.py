@@ -1,0 +1,43 @@
+"""Shared fixtures. Ray is started once per test session, on loopback, and stopped at the end."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from env_core.suites import Suite, SuiteRef
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def smoke_ref() -> SuiteRef:
+    return SuiteRef(name="smoke")
+
+
+@pytest.fixture(scope="session")
+def smoke(smoke_ref: SuiteRef) -> Suite:
+    return smoke_ref.load()
+
+
+@pytest.fixture(scope="session")
+def ray_local() -> Iterator[None]:
+    """A real local Ray instance (2 CPUs, loopback address 127.0.0.2), shared by the tests that need one."""
+    import ray
+
+    from cluster.scheduler import LOOPBACK_IP
+
+    ray.init(
+        _node_ip_address=LOOPBACK_IP,
+        include_dashboard=False,
+        num_cpus=2,
+        logging_level=logging.ERROR,
+        log_to_driver=False,
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()
