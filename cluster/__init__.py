@@ -1,0 +1,1 @@
+"""Sweeps on Ray: config, planning, scheduling, the run store, reports and the `undertow` CLI."""

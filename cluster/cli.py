@@ -127,9 +127,12 @@ def run(
 
             ray.shutdown()
     for name, reason in execution.unreachable.items():
-        errors.print(f"[yellow]model '{name}': {reason}; its episodes are recorded as infra_error[/yellow]")
+        errors.print(
+            f"[yellow]model '{name}': {reason} — its episodes are recorded as infra_error (rerun them later)[/yellow]",
+            soft_wrap=True,
+        )
     for shard_id, attempts in execution.retried.items():
-        errors.print(f"[yellow]shard {shard_id} needed a retry: {attempts[-1]}[/yellow]")
+        errors.print(f"[yellow]shard {shard_id} was retried after: {attempts[-1]}[/yellow]", soft_wrap=True)
     rows = summarize(run_store.results())
     print_summary(rows, console, title=f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)")
     console.print(f"results: {run_store.folder}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)

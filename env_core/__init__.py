@@ -1,0 +1,1 @@
+"""Scenarios, tools, faults and the per-episode environment. Never calls a model, never knows about Ray."""

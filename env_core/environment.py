@@ -73,25 +73,24 @@ class Environment:
                 type="unknown_tool",
                 message=f"Unknown tool '{call.name}'. Available tools: {', '.join(sorted(visible))}.",
             )
+        elif (intercepted := self._fault_runtime.intercept(call.name)) is not None:
+            # A down tool fails before its arguments are looked at, as a real service would.
+            error, fault = intercepted
         elif call.unparsed_arguments is not None:
             error = ToolError(
                 type="invalid_arguments",
-                message=f"Arguments for {call.name} are not valid JSON: {call.unparsed_arguments[:200]!r}",
+                message=f"Arguments for {call.name} are not a JSON object: {call.unparsed_arguments[:200]!r}",
             )
         else:
-            intercepted = self._fault_runtime.intercept(call.name)
-            if intercepted is not None:
-                error, fault = intercepted
+            spec = self.toolbox.specs[call.name]
+            message = self.toolbox.argument_error(spec, call.arguments)
+            if message is not None:
+                error = ToolError(type="invalid_arguments", message=message)
             else:
-                spec = self.toolbox.specs[call.name]
-                message = self.toolbox.argument_error(spec, call.arguments)
-                if message is not None:
-                    error = ToolError(type="invalid_arguments", message=message)
-                else:
-                    try:
-                        result = self.toolbox.execute(self._state, spec, call.arguments)
-                    except ToolExecutionError as exc:
-                        error = ToolError(type="tool_error", message=str(exc))
+                try:
+                    result = self.toolbox.execute(self._state, spec, call.arguments)
+                except ToolExecutionError as exc:
+                    error = ToolError(type="tool_error", message=str(exc))
         disclosed = self._disclosure.after_call(call.name, failed=error is not None)
         return Observation(
             call_id=call.id,
@@ -103,6 +102,11 @@ class Environment:
             latency_ms=(time.perf_counter() - started) * 1000.0,
             disclosed=disclosed,
         )
+
+    def first_tried_tools(self) -> set[str]:
+        """Tools a permanent ``first_tried`` fault disabled in this episode (for judging whether giving up was
+        right)."""
+        return self._fault_runtime.first_tried_tools()
 
     def close(self) -> None:
         if self._state is not None:

@@ -8,7 +8,7 @@ them into tool names for one scenario. ``FaultRuntime`` holds one episode's faul
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
 from pydantic import Field
 
@@ -90,32 +90,31 @@ def resolve_faults(scenario: Scenario, setting: Setting) -> list[FaultSpec]:
     return resolved
 
 
-def expects_give_up(scenario: Scenario, faults: list[FaultSpec]) -> bool:
+def expects_give_up(scenario: Scenario, faults: list[FaultSpec], first_tried: Iterable[str] | None = None) -> bool:
     """True when the fault plan leaves no gold plan that can work, so giving up is the right behaviour.
 
-    Only permanent faults block a plan. ``first_tried`` blocks whichever plan the agent starts with, so it leaves
-    the task solvable only if some unblocked plan avoids its targets or two unblocked plans share no target.
-    A scenario without gold plans is judged on its answer alone, so this is False for it.
+    Only permanent faults block a plan. A ``first_tried`` fault blocks the tool the agent happened to call first:
+    pass the tools it actually disabled (``Environment.first_tried_tools()``) once the episode has run. Without
+    them the answer is the worst case: giving up is right if some first choice leaves no plan, i.e. one target tool
+    lies in every surviving plan. A scenario without gold plans is judged on its answer alone (False).
     """
     plans = [{c.tool for c in plan} for plan in scenario.gold.plans]
     if not plans:
         return False
     dead: set[str] = set()
-    first_tried: set[str] = set()
+    targets: set[str] = set()
     for f in faults:
         if f.persistence.mode != "permanent":
             continue
         if f.kind in (FaultKind.unavailable, FaultKind.removed):
             dead.update(f.targets)
         elif f.kind == FaultKind.first_tried:
-            first_tried.update(f.targets)
+            targets.update(f.targets)
+    if first_tried is not None:
+        dead.update(t for t in first_tried if t in targets)
+        return not any(not p & dead for p in plans)
     alive = [p for p in plans if not p & dead]
-    if not first_tried:
-        return not alive
-    if any(not p & first_tried for p in alive):
-        return False
-    touched = [p & first_tried for p in alive]
-    return not any(not (a & b) for i, a in enumerate(touched) for b in touched[i + 1 :])
+    return not alive or any(all(t in p for p in alive) for t in targets)
 
 
 _TRANSIENT_MESSAGES = {
@@ -181,5 +180,6 @@ class FaultRuntime:
                 return self._fire(index, spec, tool)
         return None
 
-    def summary(self) -> dict[str, Any]:
-        return {"fired": sum(self._fired_on.values()), "first_tried": dict(self._first_tried)}
+    def first_tried_tools(self) -> set[str]:
+        """The tools that permanent ``first_tried`` faults disabled in this episode so far."""
+        return {tool for i, tool in self._first_tried.items() if self.faults[i].persistence.mode == "permanent"}

@@ -7,6 +7,7 @@ misread.
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -19,6 +20,19 @@ class Strict(BaseModel):
     """Base for every model: unknown fields are errors, so a typo in a file never passes silently."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+class Versioned(Strict):
+    """A record written to files: refuses a schema newer than this code understands."""
+
+    schema_version: int = SCHEMA_VERSION
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value > SCHEMA_VERSION:
+            raise ValueError(f"schema_version {value} is newer than this undertow understands ({SCHEMA_VERSION})")
+        return value
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -197,8 +211,7 @@ class DisclosureRule(Strict):
     after_calls: int | None = Field(default=None, ge=1)
 
 
-class Scenario(Strict):
-    schema_version: int = SCHEMA_VERSION
+class Scenario(Versioned):
     id: str = Field(min_length=1)
     family: str
     task: str = Field(min_length=1)
@@ -208,13 +221,6 @@ class Scenario(Strict):
     faults: list[FaultSpec] = Field(default_factory=list, description="the scenario's own fault plan")
     gold: Gold
     metadata: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("schema_version")
-    @classmethod
-    def _known_version(cls, value: int) -> int:
-        if value > SCHEMA_VERSION:
-            raise ValueError(f"schema_version {value} is newer than this undertow understands ({SCHEMA_VERSION})")
-        return value
 
     @model_validator(mode="after")
     def _disclosed_tools_are_hidden(self) -> Scenario:
@@ -277,8 +283,6 @@ class Observation(Strict):
 
     def content(self) -> str:
         """The observation as the model reads it (the tool message content)."""
-        import json
-
         if self.ok:
             body: Any = self.result
         else:
@@ -319,8 +323,7 @@ class Outcome(StrEnum):
     budget_exhausted = "budget_exhausted"  # the turn budget ran out before an answer
 
 
-class Trajectory(Strict):
-    schema_version: int = SCHEMA_VERSION
+class Trajectory(Versioned):
     episode_id: str
     scenario_id: str
     model: str
@@ -338,10 +341,9 @@ class Trajectory(Strict):
         return [s for s in self.steps if s.action.kind == "tool_call"]
 
 
-class EpisodeResult(Strict):
+class EpisodeResult(Versioned):
     """One row of the results table. Flat on purpose: it is written to Parquet as is."""
 
-    schema_version: int = SCHEMA_VERSION
     episode_id: str
     shard_id: str = ""
     model: str
@@ -369,3 +371,4 @@ class EpisodeResult(Strict):
     model_ms: float = 0.0
     tool_ms: float = 0.0
     error: str | None = None
+    worker: str = ""  # host:pid of the process that ran the episode

@@ -8,17 +8,24 @@ another scenario file, and checks every scenario against the tool universe befor
 from __future__ import annotations
 
 import hashlib
-import json
+import sqlite3
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from env_core.environment import Environment
 from env_core.faults import Setting, resolve_faults
-from env_core.model import SCHEMA_VERSION, Scenario, Strict, ToolSpec
-from env_core.scenarios import ScenarioFileError, read_scenarios, scenario_problems, write_scenarios
+from env_core.model import Scenario, Strict, ToolSpec, Versioned
+from env_core.scenarios import (
+    ScenarioFileError,
+    describe_validation_error,
+    read_scenarios,
+    scenario_problems,
+    write_scenarios,
+)
 from env_core.tools import SqliteToolBox, ToolBox
 
 
@@ -75,59 +82,64 @@ def _builtin(name: str) -> Suite:
     return BUILTIN_SUITES[name]()
 
 
+class SuiteMeta(Versioned):
+    """``suite.json`` of a suite folder."""
+
+    name: str
+    family: str
+    version: str = "0"
+    toolbox: Literal["sqlite"] = "sqlite"
+    database: str = "database.sqlite"
+
+
 def write_suite(suite: Suite, folder: str | Path) -> Path:
     """Write a SQLite-backed suite as a folder that ``load_suite(path=...)`` reads back."""
     if not isinstance(suite.toolbox, SqliteToolBox):
         raise SuiteError(f"suite '{suite.name}' is not SQLite-backed; no folder format for it yet")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "schema_version": SCHEMA_VERSION,
-        "name": suite.name,
-        "family": suite.family,
-        "version": suite.version,
-        "toolbox": "sqlite",
-        "database": "database.sqlite",
-    }
-    (folder / "suite.json").write_text(json.dumps(meta, indent=2) + "\n")
+    meta = SuiteMeta(name=suite.name, family=suite.family, version=suite.version)
+    (folder / "suite.json").write_text(meta.model_dump_json(indent=2) + "\n")
     with (folder / "tools.jsonl").open("w") as handle:
         for spec in suite.toolbox.specs.values():
             handle.write(spec.model_dump_json() + "\n")
     write_scenarios(folder / "scenarios.jsonl", suite.scenarios)
-    (folder / "database.sqlite").write_bytes(suite.toolbox.database_bytes())
+    (folder / meta.database).write_bytes(suite.toolbox.database_bytes())
     return folder
 
 
-def _read_folder(folder: Path, skip_invalid: bool) -> Suite:
+def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool) -> Suite:
+    """A suite folder; ``scenarios`` (if given) replaces the folder's own scenario file, which is then not read."""
     meta_path = folder / "suite.json"
     if not meta_path.is_file():
         raise SuiteError(f"{folder}: not a suite folder (no suite.json)")
     try:
-        meta = json.loads(meta_path.read_text())
-    except json.JSONDecodeError as exc:
-        raise SuiteError(f"{meta_path}: not valid JSON ({exc})") from exc
-    if meta.get("toolbox") != "sqlite":
-        raise SuiteError(f"{meta_path}: toolbox: expected 'sqlite', got {meta.get('toolbox')!r}")
+        meta = SuiteMeta.model_validate_json(meta_path.read_text())
+    except ValidationError as exc:
+        if any(e["type"] == "json_invalid" for e in exc.errors()):
+            raise SuiteError(f"{meta_path}: not valid JSON") from exc
+        raise SuiteError(f"{meta_path}: {describe_validation_error(exc)}") from exc
     specs = []
     tools_path = folder / "tools.jsonl"
+    if not tools_path.is_file():
+        raise SuiteError(f"{tools_path}: tool file not found")
     for number, line in enumerate(tools_path.read_text().splitlines(), start=1):
         if line.strip():
             try:
                 specs.append(ToolSpec.model_validate_json(line))
-            except ValueError as exc:
-                raise SuiteError(f"{tools_path}:{number}: invalid tool: {exc}") from exc
-    database = folder / meta.get("database", "database.sqlite")
+            except ValidationError as exc:
+                raise SuiteError(f"{tools_path}:{number}: invalid tool: {describe_validation_error(exc)}") from exc
+    database = folder / meta.database
     if not database.is_file():
         raise SuiteError(f"{database}: database file not found")
-    loaded = read_scenarios(folder / "scenarios.jsonl", skip_invalid=skip_invalid)
-    return Suite(
-        name=meta.get("name", folder.name),
-        family=meta["family"],
-        version=str(meta.get("version", "0")),
-        toolbox=SqliteToolBox(specs, str(database)),
-        scenarios=loaded.scenarios,
-        skipped=loaded.skipped,
-    )
+    try:
+        toolbox = SqliteToolBox(specs, str(database))
+    except sqlite3.DatabaseError as exc:
+        raise SuiteError(f"{database}: cannot open as SQLite ({exc})") from exc
+    except ValueError as exc:  # a tool the toolbox cannot run (no binding.sql, duplicate name)
+        raise SuiteError(f"{tools_path}: {exc}") from exc
+    loaded = read_scenarios(scenarios or folder / "scenarios.jsonl", skip_invalid=skip_invalid)
+    return Suite(meta.name, meta.family, meta.version, toolbox, loaded.scenarios, loaded.skipped)
 
 
 def load_suite(
@@ -153,11 +165,11 @@ def load_suite(
         folder = Path(path)  # type: ignore[arg-type]
         if not folder.exists():
             raise SuiteError(f"{folder}: suite folder not found")
-        suite = _read_folder(folder, skip_invalid)
-    source = str(path or f"built-in suite '{name}'")
-    if scenarios is not None:
+        suite = _read_folder(folder, Path(scenarios) if scenarios is not None else None, skip_invalid)
+    source = str(scenarios or path or f"built-in suite '{name}'")
+    if scenarios is not None and name is not None:
         loaded = read_scenarios(scenarios, skip_invalid=skip_invalid)
-        suite.scenarios, suite.skipped, source = loaded.scenarios, loaded.skipped, str(scenarios)
+        suite.scenarios, suite.skipped = loaded.scenarios, loaded.skipped
     valid, problems = [], []
     for scenario in suite.scenarios:
         found = scenario_problems(scenario, suite.toolbox.specs, suite.family)

@@ -1,0 +1,1 @@
+"""Tool search over large tool universes (embeddings, faiss / BM25 indexes). Arrives with its own issue."""

@@ -1,0 +1,1 @@
+"""Metrics over trajectories and results: answer matching, safety-gated scores, intervals, summaries."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections import Counter
 from typing import Any
@@ -34,6 +35,8 @@ def normalize_scalar(value: Any) -> str:
 
 
 def _number(x: float) -> str:
+    if not math.isfinite(x):  # json.loads accepts NaN and Infinity; they match only themselves
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
     rounded = round(x, 4)
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 

@@ -143,15 +143,16 @@ class OpenAIChatClient(ModelClient):
         await self._client.close()
 
 
-async def probe_endpoint(config: ModelConfig, timeout_s: float = 10.0) -> str | None:
-    """None if the endpoint answers ``GET /models``; otherwise why it is unreachable."""
+async def probe_endpoint(config: ModelConfig) -> str | None:
+    """None if the endpoint answers ``GET /models``; otherwise why it is unreachable. Uses the model's own timeout
+    and retries, so a probe takes no longer than one request of an episode would."""
     import openai
 
     client = openai.AsyncOpenAI(
         base_url=config.base_url,
         api_key=os.environ.get(config.api_key_env) or "EMPTY",
-        timeout=timeout_s,
-        max_retries=1,
+        timeout=config.timeout_s,
+        max_retries=config.max_retries,
     )
     started = time.perf_counter()
     try:
@@ -159,7 +160,8 @@ async def probe_endpoint(config: ModelConfig, timeout_s: float = 10.0) -> str | 
     except openai.APIStatusError as exc:
         if exc.status_code in (404, 405):  # some servers do not implement /models; they are reachable
             return None
-        return f"{config.base_url} answered HTTP {exc.status_code}: {exc.message}"
+        detail = exc.message.removeprefix(f"Error code: {exc.status_code} - ")
+        return f"{config.base_url} answered HTTP {exc.status_code}: {detail}"
     except openai.APIConnectionError as exc:
         return f"{config.base_url} unreachable after {time.perf_counter() - started:.1f} s: {exc}"
     finally:

@@ -8,6 +8,8 @@ traceback's last line), so that a bug never shows up as a model failure and neve
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 import time
 import traceback
 from dataclasses import asdict, dataclass
@@ -48,6 +50,9 @@ class ShardOutput:
     wall_s: float
 
 
+WORKER = f"{socket.gethostname()}:{os.getpid()}"  # which process ran an episode, for placement checks
+
+
 def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Trajectory, wall_ms: float) -> EpisodeResult:
     tool_steps = trajectory.tool_steps()
     return EpisodeResult(
@@ -70,6 +75,7 @@ def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Traje
         model_ms=sum(t.latency_ms for t in trajectory.turns),
         tool_ms=sum(s.observation.latency_ms for s in tool_steps if s.observation is not None),
         error=trajectory.error,
+        worker=WORKER,
     )
 
 
@@ -98,7 +104,7 @@ async def run_episode(
         env.close()
     result = _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0)
     if trajectory.outcome != Outcome.infra_error:
-        expected = expects_give_up(scenario, env.faults)
+        expected = expects_give_up(scenario, env.faults, env.first_tried_tools())
         scored = score_trajectory(trajectory, scenario, expected)
         result = result.model_copy(update={"expected_give_up": expected, **asdict(scored)})
     return result, trajectory
