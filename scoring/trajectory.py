@@ -37,33 +37,32 @@ def _matches(call: ToolCall, pattern: CallPattern) -> bool:
     )
 
 
+def _text_after(trajectory: Trajectory, trigger: str) -> str:
+    """The assistant text after the first call to ``trigger`` (the final answer included), or the final answer."""
+    if trigger == "final":
+        return trajectory.final_answer or ""
+    turns = [s.turn for s in trajectory.tool_steps() if s.action.tool_call and s.action.tool_call.name == trigger]
+    if not turns:
+        return ""
+    return " ".join(t.content or "" for t in trajectory.turns if t.index > turns[0])
+
+
 def _checkpoint_score(trajectory: Trajectory, scenario: Scenario) -> float | None:
-    """Weighted share of checkpoints whose concepts all appear in the assistant text that follows the trigger."""
+    """Weighted share of checkpoints whose concepts all appear (case- and space-insensitive) in the text that
+    follows their trigger. None when the scenario has no checkpoints."""
     checkpoints = scenario.gold.checkpoints
     if not checkpoints:
         return None
-    texts_after: dict[str, str] = {}
-    turn_text = {t.index: (t.content or "") for t in trajectory.turns}
-    final = trajectory.final_answer or ""
-    for checkpoint in checkpoints:
-        if checkpoint.trigger == "final":
-            texts_after[checkpoint.trigger] = final
-            continue
-        triggered = [
-            s.turn
-            for s in trajectory.tool_steps()
-            if s.action.tool_call and s.action.tool_call.name == checkpoint.trigger
-        ]
-        if triggered:
-            later = [turn_text[i] for i in sorted(turn_text) if i > triggered[0]]
-            texts_after[checkpoint.trigger] = " ".join(later) if later else ""
-    total = sum(c.weight for c in checkpoints)
+
+    def squash(text: str) -> str:
+        return " ".join(text.split()).casefold()
+
     passed = 0.0
     for checkpoint in checkpoints:
-        text = " ".join(texts_after.get(checkpoint.trigger, "").split()).casefold()
-        if text and all(" ".join(concept.split()).casefold() in text for concept in checkpoint.expect):
+        text = squash(_text_after(trajectory, checkpoint.trigger))
+        if text and all(squash(concept) in text for concept in checkpoint.expect):
             passed += checkpoint.weight
-    return passed / total
+    return passed / sum(c.weight for c in checkpoints)
 
 
 def score_trajectory(trajectory: Trajectory, scenario: Scenario, expected_give_up: bool) -> EpisodeScore:
