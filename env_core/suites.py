@@ -26,7 +26,7 @@ from env_core.scenarios import (
     scenario_problems,
     write_scenarios,
 )
-from env_core.tools import SqliteToolBox, ToolBox
+from env_core.tools import MAIN, SqliteToolBox, ToolBox
 
 
 @dataclass
@@ -53,7 +53,9 @@ class Suite:
         for scenario in self.scenarios:
             digest.update(scenario.model_dump_json().encode())
         if isinstance(self.toolbox, SqliteToolBox):
-            digest.update(self.toolbox.database_bytes())
+            for name in self.toolbox.sources:
+                digest.update(name.encode())
+                digest.update(self.toolbox.database_bytes(name))
         return digest.hexdigest()
 
 
@@ -89,7 +91,7 @@ class SuiteMeta(Versioned):
     family: str
     version: str = "0"
     toolbox: Literal["sqlite"] = "sqlite"
-    database: str = "database.sqlite"
+    databases: dict[str, str] = Field(default_factory=lambda: {MAIN: "database.sqlite"})
 
 
 def write_suite(suite: Suite, folder: str | Path) -> Path:
@@ -98,13 +100,17 @@ def write_suite(suite: Suite, folder: str | Path) -> Path:
         raise SuiteError(f"suite '{suite.name}' is not SQLite-backed; no folder format for it yet")
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    meta = SuiteMeta(name=suite.name, family=suite.family, version=suite.version)
+    names = list(suite.toolbox.sources)
+    files = {MAIN: "database.sqlite"} if names == [MAIN] else {n: f"databases/{n}.sqlite" for n in names}
+    meta = SuiteMeta(name=suite.name, family=suite.family, version=suite.version, databases=files)
     (folder / "suite.json").write_text(meta.model_dump_json(indent=2) + "\n")
     with (folder / "tools.jsonl").open("w") as handle:
         for spec in suite.toolbox.specs.values():
             handle.write(spec.model_dump_json() + "\n")
     write_scenarios(folder / "scenarios.jsonl", suite.scenarios)
-    (folder / meta.database).write_bytes(suite.toolbox.database_bytes())
+    for name, file in files.items():
+        (folder / file).parent.mkdir(parents=True, exist_ok=True)
+        (folder / file).write_bytes(suite.toolbox.database_bytes(name))
     return folder
 
 
@@ -129,13 +135,14 @@ def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool) -> Su
                 specs.append(ToolSpec.model_validate_json(line))
             except ValidationError as exc:
                 raise SuiteError(f"{tools_path}:{number}: invalid tool: {describe_validation_error(exc)}") from exc
-    database = folder / meta.database
-    if not database.is_file():
-        raise SuiteError(f"{database}: database file not found")
+    databases = {name: folder / file for name, file in meta.databases.items()}
+    for database in databases.values():
+        if not database.is_file():
+            raise SuiteError(f"{database}: database file not found")
     try:
-        toolbox = SqliteToolBox(specs, str(database))
+        toolbox = SqliteToolBox(specs, databases)
     except sqlite3.DatabaseError as exc:
-        raise SuiteError(f"{database}: cannot open as SQLite ({exc})") from exc
+        raise SuiteError(f"cannot open as SQLite: {exc}") from exc
     except ValueError as exc:  # a tool the toolbox cannot run (no binding.sql, duplicate name)
         raise SuiteError(f"{tools_path}: {exc}") from exc
     loaded = read_scenarios(scenarios or folder / "scenarios.jsonl", skip_invalid=skip_invalid)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -57,50 +58,90 @@ class ToolBox(ABC):
         return f"Invalid arguments for {spec.name}: {error.message}" + (f" (at '{where}')" if where else "")
 
 
-class SqliteToolBox(ToolBox):
-    """Tools that are parameterized SQLite queries.
+MAIN = "main"  # the database of a single-database tool box
 
-    Each spec's ``binding`` holds ``sql`` with named placeholders (``:name``). List arguments are passed as JSON
-    text, so a query reads them with ``json_each(:name)`` and stays fully parameterized. The database is loaded
-    into memory once; each episode gets its own in-memory copy, so writes never leak between episodes.
+Database = sqlite3.Connection | str | Path
+
+
+def _load(database: Database) -> sqlite3.Connection:
+    """An in-memory copy of a database given as a connection or a file path (opened read-only)."""
+    memory = sqlite3.connect(":memory:", check_same_thread=False)
+    if isinstance(database, sqlite3.Connection):
+        database.backup(memory)
+        return memory
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as disk:
+            disk.backup(memory)
+    except sqlite3.DatabaseError as exc:  # name the file: the caller may load many
+        raise sqlite3.DatabaseError(f"{database}: {exc}") from exc
+    return memory
+
+
+class EpisodeDatabases:
+    """One episode's private database copies, made on first use (an episode touches one database of many)."""
+
+    def __init__(self, sources: Mapping[str, sqlite3.Connection]):
+        self._sources = sources
+        self._copies: dict[str, sqlite3.Connection] = {}
+
+    def connection(self, name: str = MAIN) -> sqlite3.Connection:
+        if name not in self._copies:
+            copy = sqlite3.connect(":memory:", check_same_thread=False)
+            self._sources[name].backup(copy)
+            self._copies[name] = copy
+        return self._copies[name]
+
+    def close(self) -> None:
+        for conn in self._copies.values():
+            conn.close()
+        self._copies.clear()
+
+
+class SqliteToolBox(ToolBox):
+    """Tools that are parameterized SQLite queries over one or more databases.
+
+    Each spec's ``binding`` holds ``sql`` with named placeholders (``:name``) and, with several databases, the
+    ``database`` it runs on. List arguments are passed as JSON text, so a query reads them with
+    ``json_each(:name)`` and stays fully parameterized. Databases are loaded into memory once; each episode gets
+    its own copies, so writes never leak between episodes.
     """
 
-    def __init__(self, specs: Iterable[ToolSpec], database: sqlite3.Connection | str):
+    def __init__(self, specs: Iterable[ToolSpec], databases: Mapping[str, Database] | Database):
         super().__init__(specs)
+        if not isinstance(databases, Mapping):
+            databases = {MAIN: databases}
         for spec in self.specs.values():
             if "sql" not in spec.binding:
                 raise ValueError(f"tool '{spec.name}' has no binding.sql")
-        self._source = sqlite3.connect(":memory:", check_same_thread=False)
-        if isinstance(database, str):
-            with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as disk:
-                disk.backup(self._source)
-        else:
-            database.backup(self._source)
+            if spec.binding.get("database", MAIN) not in databases:
+                raise ValueError(f"tool '{spec.name}' runs on unknown database '{spec.binding.get('database', MAIN)}'")
+        self.sources = {name: _load(db) for name, db in sorted(databases.items())}
 
-    def new_state(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(":memory:", check_same_thread=False)
-        self._source.backup(conn)
-        return conn
+    def new_state(self) -> EpisodeDatabases:
+        return EpisodeDatabases(self.sources)
 
-    def close_state(self, state: sqlite3.Connection) -> None:
+    def close_state(self, state: EpisodeDatabases) -> None:
         state.close()
 
-    def execute(self, state: sqlite3.Connection, spec: ToolSpec, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    def execute(self, state: EpisodeDatabases, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        return self.run_sql(state.connection(spec.binding.get("database", MAIN)), spec, arguments)
+
+    def run_sql(self, conn: sqlite3.Connection, spec: ToolSpec, arguments: dict[str, Any]) -> list[dict[str, Any]]:
         params = {k: json.dumps(v) if isinstance(v, list) else v for k, v in arguments.items()}
         for name in spec.parameters.get("properties", {}):
             params.setdefault(name, None)
         try:
-            cursor = state.execute(spec.binding["sql"], params)
+            cursor = conn.execute(spec.binding["sql"], params)
         except sqlite3.Error as exc:
             raise ToolExecutionError(f"{spec.name} failed: {exc}") from exc
         columns = [d[0] for d in cursor.description or ()]
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
-    def query(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run read-only SQL on the pristine database (used to compute gold answers)."""
-        cursor = self._source.execute(sql, params or {})
+    def query(self, sql: str, params: dict[str, Any] | None = None, database: str = MAIN) -> list[dict[str, Any]]:
+        """Run read-only SQL on a pristine database (used to compute gold answers)."""
+        cursor = self.sources[database].execute(sql, params or {})
         columns = [d[0] for d in cursor.description or ()]
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
-    def database_bytes(self) -> bytes:
-        return self._source.serialize()
+    def database_bytes(self, database: str = MAIN) -> bytes:
+        return self.sources[database].serialize()
