@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cluster.config import ConfigError, SweepConfig, load_config
 from cluster.plan import RunManifest, plan_sweep
-from cluster.report import print_summary, summary_json
+from cluster.report import print_build_summary, print_summary, summary_json
 from cluster.store import RunStore, StoreError
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import Outcome
@@ -185,15 +185,43 @@ def validate(
 
 @app.command()
 def build(
-    family: Annotated[str, typer.Argument(help="built-in suite to write out (smoke)")],
+    family: Annotated[str, typer.Argument(help="smoke (the built-in suite) or sqlfuncs (compile a Spider folder)")],
     out: Annotated[Path, typer.Option("--out", help="folder to write the suite to")],
+    spider: Annotated[Path | None, typer.Option("--spider", help="sqlfuncs: Spider-format folder")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="sqlfuncs: naming and augmentation seed")] = 0,
+    augment: Annotated[int, typer.Option("--augment", min=0, help="sqlfuncs: augmented variants per question")] = 1,
+    questions: Annotated[str | None, typer.Option("--questions", help="sqlfuncs: questions file name")] = None,
 ) -> None:
-    """Write a built-in suite to a folder, to inspect it or to edit its scenarios."""
+    """Write a suite folder: the built-in smoke suite, or a sqlfuncs suite compiled from a Spider folder."""
     try:
-        folder = write_suite(load_suite(name=family), out)
+        if family == "smoke":
+            folder = write_suite(load_suite(name="smoke"), out)
+            console.print(f"wrote suite 'smoke' to {folder}")
+            return
+        if family != "sqlfuncs":
+            raise SuiteError(f"unknown family '{family}'; expected smoke or sqlfuncs")
+        if spider is None:
+            raise SuiteError("sqlfuncs needs --spider PATH (a folder with tables.json, questions, database/)")
+        if not spider.is_dir():
+            raise SuiteError(f"{spider}: Spider folder not found")
     except USER_ERRORS as exc:
         raise _fail(exc) from None
-    console.print(f"wrote suite '{family}' to {folder}")
+    from env_core.sqlfuncs.build import build_suite, write_build
+
+    with Progress(
+        TextColumn("[bold]compiling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        task = progress.add_task("compile", total=None)
+        built = build_suite(
+            spider,
+            seed=seed,
+            augment=augment,
+            questions_file=questions,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    folder = write_build(built, out)
+    print_build_summary(built.stats, built.problems, console)
+    console.print(f"wrote {built.stats['functions']} functions and {built.stats['scenarios']} scenarios to {folder}")
 
 
 @app.command(name="list")

@@ -75,7 +75,7 @@ class SweepConfig(Strict):
         if isinstance(suites, list):
             data["suites"] = [
                 ({"name": s} if s in BUILTIN_SUITES else {"path": s}) if isinstance(s, str) else s for s in suites
-            ]
+            ]  # a Spider folder is named explicitly: {spider: PATH}
         settings = data.get("settings")
         if isinstance(settings, list):
             expanded = []
@@ -181,6 +181,8 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> SweepCo
     for suite in config.suites:
         if suite.path is not None:
             suite.path = str((base / suite.path).resolve())
+        if suite.spider is not None:
+            suite.spider = str((base / suite.spider).resolve())
         if suite.scenarios is not None:
             suite.scenarios = str((base / suite.scenarios).resolve())
     return config

@@ -70,3 +70,29 @@ def print_summary(rows: list[dict[str, Any]], console: Console, title: str = "")
 
 def summary_json(rows: list[dict[str, Any]]) -> str:
     return json.dumps(rows, indent=2)
+
+
+def print_build_summary(stats: dict[str, Any], problems: list[Any], console: Console, shown: int = 10) -> None:
+    """The sqlfuncs build summary: what each filter kept, functions by argument count, skipped items."""
+    table = Table(title="sqlfuncs build", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    for stage, count in stats["stages"].items():
+        table.add_row(stage, str(count))
+    table.add_row("scenarios (with augmentation)", str(stats["scenarios"]))
+    table.add_row("  of which augmented", str(stats["scenarios_augmented"]))
+    table.add_row("functions", str(stats["functions"]))
+    for arity, count in stats["functions_by_arguments"].items():
+        table.add_row(f"  with {arity} argument(s)", str(count))
+    table.add_row("skipped items", str(stats["skipped"]))
+    for kind, count in stats["skipped_by_kind"].items():
+        table.add_row(f"  {kind}", str(count))
+    console.print(table)
+    for problem in problems[:shown]:
+        console.print(
+            f"[yellow]skipped[/yellow] {problem.item}: {problem.kind}: {problem.reason}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if len(problems) > shown:
+        console.print(f"... and {len(problems) - shown} more (all listed in build.json)")

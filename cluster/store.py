@@ -13,6 +13,7 @@ A shard is committed by writing its traces, then its results file, each to a tem
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -83,7 +84,9 @@ class RunStore:
             self.folder / "traces" / f"{output.shard_id}.jsonl",
             lambda tmp: Path(tmp).write_text(lines, encoding="utf-8"),
         )
-        table = pa.Table.from_pylist([r.model_dump(mode="json") for r in output.results])
+        # details differ by family: kept as JSON text so every shard file has the same columns
+        rows = [{**r.model_dump(mode="json"), "details": json.dumps(r.details)} for r in output.results]
+        table = pa.Table.from_pylist(rows)
         _atomic_write(self._results_path(output.shard_id), lambda tmp: pq.write_table(table, tmp))
 
     def results(self) -> list[EpisodeResult]:
@@ -92,7 +95,10 @@ class RunStore:
         for shard in self.manifest().shards:
             path = self._results_path(shard.shard_id)
             if path.is_file():
-                rows.extend(EpisodeResult.model_validate(r) for r in pq.read_table(path).to_pylist())
+                rows.extend(
+                    EpisodeResult.model_validate({**r, "details": json.loads(r.get("details") or "{}")})
+                    for r in pq.read_table(path).to_pylist()
+                )
         return rows
 
     def trajectories(self, shard_id: str | None = None) -> Iterator[Trajectory]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from env_core.disclosure import Disclosure
 from env_core.faults import FaultRuntime
 from env_core.model import Action, FaultSpec, Observation, Scenario, ToolError, ToolSpec
-from env_core.tools import ToolBox, ToolExecutionError
+from env_core.search import MAX_RESULTS, SEARCH_SPECS, SEARCH_TOOLS, Searcher, search_error
+from env_core.tools import ToolBox, ToolExecutionError, ToolOutput
 
 
 @dataclass(frozen=True)
@@ -23,16 +25,32 @@ class Environment:
     ``faults`` is the episode's resolved fault plan (see ``env_core.faults.resolve_faults``); by default the
     scenario's own plan. ``seed`` is kept for tool boxes and faults that draw random choices: every such choice
     must derive from (scenario id, seed).
+
+    With ``search``, the episode is open-world: ``search_tools`` and ``get_info`` serve the whole tool universe
+    (never a removed tool, never a hidden tool before its disclosure), any tool of the universe can be called, and
+    the tools a search or ``get_info`` returned join the tool list.
     """
 
-    def __init__(self, scenario: Scenario, toolbox: ToolBox, seed: int = 0, faults: list[FaultSpec] | None = None):
+    def __init__(
+        self,
+        scenario: Scenario,
+        toolbox: ToolBox,
+        seed: int = 0,
+        faults: list[FaultSpec] | None = None,
+        search: Searcher | None = None,
+        max_results: int = MAX_RESULTS,
+    ):
         self.scenario = scenario
         self.toolbox = toolbox
         self.seed = seed
         self.faults = list(scenario.faults if faults is None else faults)
+        self.search = search
+        self.max_results = max_results
+        self._meta = {spec.name: spec for spec in SEARCH_SPECS} if search is not None else {}
         self._state = None
         self._fault_runtime = FaultRuntime(self.faults)
         self._disclosure = Disclosure(scenario.hidden_tools, scenario.disclosure)
+        self._discovered: dict[str, None] = {}
         self.done = False
 
     def reset(self) -> EpisodeStart:
@@ -41,15 +59,50 @@ class Environment:
         self._state = self.toolbox.new_state()
         self._fault_runtime = FaultRuntime(self.faults)
         self._disclosure = Disclosure(self.scenario.hidden_tools, self.scenario.disclosure)
+        self._discovered = {}
         self.done = False
         return EpisodeStart(task=self.scenario.task, tools=self.tools())
 
+    def _spec(self, name: str) -> ToolSpec:
+        return self._meta.get(name) or self.toolbox.specs[name]
+
+    def findable(self, name: str) -> bool:
+        """A universe tool that search may return now: not removed, not hidden before its disclosure."""
+        return (
+            name in self.toolbox.specs
+            and name not in self._fault_runtime.removed_tools()
+            and name not in self._disclosure.hidden
+        )
+
     def tools(self) -> list[ToolSpec]:
-        """The tools the agent can see now: visible plus disclosed, minus removed."""
+        """The tools the agent can see now: visible, disclosed and discovered by search, minus removed."""
         removed = self._fault_runtime.removed_tools()
-        names = [t for t in self.scenario.tools if t not in removed]
-        names += [t for t in self.scenario.hidden_tools if t not in self._disclosure.hidden and t not in removed]
-        return [self.toolbox.specs[n] for n in names]
+        names = dict.fromkeys(t for t in self.scenario.tools if t not in removed)
+        names.update(dict.fromkeys(t for t in self.scenario.hidden_tools if self.findable(t)))
+        names.update(dict.fromkeys(t for t in self._discovered if self.findable(t)))
+        return [self._spec(n) for n in names]
+
+    def _callable(self, name: str) -> bool:
+        return any(spec.name == name for spec in self.tools()) or (self.search is not None and self.findable(name))
+
+    def _search(self, name: str, arguments: dict[str, Any]) -> Any:
+        """Serve ``search_tools`` / ``get_info``; raises ToolExecutionError with a message the agent can act on."""
+        assert self.search is not None
+        if name == SEARCH_TOOLS:
+            problem = search_error(arguments, self.max_results)
+            if problem is not None:
+                raise ToolExecutionError(problem)
+            k = arguments.get("num_results", self.max_results)
+            # ask for extra so that filtering out removed / undisclosed tools still leaves k results
+            hidden = len(self._fault_runtime.removed_tools()) + len(self._disclosure.hidden)
+            names = [n for n in self.search.search(arguments["query"], k + hidden) if self.findable(n)][:k]
+            self._discovered.update(dict.fromkeys(names))
+            return [{"name": n, "description": self.toolbox.specs[n].description} for n in names]
+        tool = arguments.get("tool_name")
+        if not isinstance(tool, str) or not self.findable(tool):
+            raise ToolExecutionError(f"No tool named {tool!r}. Use search_tools to find tools.")
+        self._discovered[tool] = None
+        return self.toolbox.specs[tool].openai()["function"]
 
     def step(self, action: Action) -> Observation | None:
         """Run a tool call and return its observation; an answer or a give-up ends the episode (returns None)."""
@@ -64,15 +117,14 @@ class Environment:
         call = action.tool_call
         started = time.perf_counter()
         fault = None
-        visible = {spec.name for spec in self.tools()}
         result = None
+        notes: list[str] = []
         error: ToolError | None = None
-        if call.name not in visible:
+        if not self._callable(call.name):
             fault = self._fault_runtime.removed_call(call.name)
-            error = ToolError(
-                type="unknown_tool",
-                message=f"Unknown tool '{call.name}'. Available tools: {', '.join(sorted(visible))}.",
-            )
+            listed = sorted(spec.name for spec in self.tools())
+            hint = f"Available tools: {', '.join(listed)}." if len(listed) <= 30 else "Use search_tools to find tools."
+            error = ToolError(type="unknown_tool", message=f"Unknown tool '{call.name}'. {hint}")
         elif (intercepted := self._fault_runtime.intercept(call.name)) is not None:
             # A down tool fails before its arguments are looked at, as a real service would.
             error, fault = intercepted
@@ -82,15 +134,20 @@ class Environment:
                 message=f"Arguments for {call.name} are not a JSON object: {call.unparsed_arguments[:200]!r}",
             )
         else:
-            spec = self.toolbox.specs[call.name]
+            spec = self._spec(call.name)
             message = self.toolbox.argument_error(spec, call.arguments)
             if message is not None:
                 error = ToolError(type="invalid_arguments", message=message)
             else:
                 try:
-                    result = self.toolbox.execute(self._state, spec, call.arguments)
+                    if call.name in self._meta:
+                        result = self._search(call.name, call.arguments)
+                    else:
+                        result = self.toolbox.execute(self._state, spec, call.arguments)
                 except ToolExecutionError as exc:
                     error = ToolError(type="tool_error", message=str(exc))
+                if isinstance(result, ToolOutput):
+                    result, notes = result.value, result.notes
         disclosed = self._disclosure.after_call(call.name, failed=error is not None)
         return Observation(
             call_id=call.id,
@@ -101,6 +158,7 @@ class Environment:
             fault=fault,
             latency_ms=(time.perf_counter() - started) * 1000.0,
             disclosed=disclosed,
+            notes=notes,
         )
 
     def first_tried_tools(self) -> set[str]:

@@ -280,6 +280,7 @@ class Observation(Strict):
     fault: FiredFault | None = None
     latency_ms: float = 0.0
     disclosed: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # text the tool printed beside its result (hints)
 
     def content(self) -> str:
         """The observation as the model reads it (the tool message content)."""
@@ -289,6 +290,8 @@ class Observation(Strict):
             assert self.error is not None
             body = {"error": {"type": self.error.type, "message": self.error.message}}
         text = json.dumps(body, ensure_ascii=False, default=str)
+        if self.notes:
+            text += "\n" + "\n".join(self.notes)
         if self.disclosed:
             text += "\n[new tools are now available: " + ", ".join(self.disclosed) + "]"
         return text
@@ -372,3 +375,4 @@ class EpisodeResult(Versioned):
     tool_ms: float = 0.0
     error: str | None = None
     worker: str = ""  # host:pid of the process that ran the episode
+    details: dict[str, Any] = Field(default_factory=dict)  # family-specific per-episode facts (error category, ...)

@@ -8,6 +8,8 @@ another scenario file, and checks every scenario against the tool universe befor
 from __future__ import annotations
 
 import hashlib
+import os
+import shutil
 import sqlite3
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -26,6 +28,7 @@ from env_core.scenarios import (
     scenario_problems,
     write_scenarios,
 )
+from env_core.search import LexicalSearch, ToolAccess
 from env_core.tools import MAIN, SqliteToolBox, ToolBox
 
 
@@ -42,8 +45,19 @@ class Suite:
     def by_id(self) -> dict[str, Scenario]:
         return {s.id: s for s in self.scenarios}
 
-    def environment(self, scenario: Scenario, seed: int, setting: Setting) -> Environment:
-        return Environment(scenario, self.toolbox, seed=seed, faults=resolve_faults(scenario, setting))
+    @cached_property
+    def searcher(self) -> LexicalSearch:
+        return LexicalSearch(self.toolbox.specs.values())
+
+    def environment(
+        self, scenario: Scenario, seed: int, setting: Setting, access: ToolAccess | None = None
+    ) -> Environment:
+        """One episode's environment: faults resolved against the scenario, tools shown as ``access`` says."""
+        access = access or ToolAccess()
+        faults = resolve_faults(scenario, setting)
+        shown = access.apply(scenario, list(self.toolbox.specs), seed)
+        search = self.searcher if access.mode == "open" else None
+        return Environment(shown, self.toolbox, seed=seed, faults=faults, search=search, max_results=access.max_results)
 
     def content_hash(self) -> str:
         """sha256 over tools, scenarios and data: the identity of what was evaluated."""
@@ -84,13 +98,21 @@ def _builtin(name: str) -> Suite:
     return BUILTIN_SUITES[name]()
 
 
+def _toolbox_class(kind: str) -> type[SqliteToolBox]:
+    if kind == "sqlfuncs":
+        from env_core.sqlfuncs.tools import SqlFunctionToolBox
+
+        return SqlFunctionToolBox
+    return SqliteToolBox
+
+
 class SuiteMeta(Versioned):
     """``suite.json`` of a suite folder."""
 
     name: str
     family: str
     version: str = "0"
-    toolbox: Literal["sqlite"] = "sqlite"
+    toolbox: Literal["sqlite", "sqlfuncs"] = "sqlite"
     databases: dict[str, str] = Field(default_factory=lambda: {MAIN: "database.sqlite"})
 
 
@@ -140,7 +162,7 @@ def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool) -> Su
         if not database.is_file():
             raise SuiteError(f"{database}: database file not found")
     try:
-        toolbox = SqliteToolBox(specs, databases)
+        toolbox = _toolbox_class(meta.toolbox)(specs, databases)
     except sqlite3.DatabaseError as exc:
         raise SuiteError(f"cannot open as SQLite: {exc}") from exc
     except ValueError as exc:  # a tool the toolbox cannot run (no binding.sql, duplicate name)
@@ -194,33 +216,66 @@ def load_suite(
 
 
 class SuiteRef(Strict):
-    """How a sweep names a suite: a built-in ``name`` or a ``path`` to a suite folder, optionally with another
-    scenario file and a limit on the number of scenarios."""
+    """How a sweep names a suite: a built-in ``name``, a ``path`` to a built suite folder, or a ``spider`` folder
+    compiled into a ``sqlfuncs`` suite on first use (cached by content hash). Optionally another scenario file, a
+    limit on the number of scenarios, and how tools reach the agent (``access``)."""
 
     name: str | None = None
     path: str | None = None
+    spider: str | None = Field(default=None, description="Spider-format folder, compiled with seed and augment")
+    seed: int = Field(default=0, description="spider: naming and augmentation seed")
+    augment: int = Field(default=1, ge=0, description="spider: augmented variants per kept question")
     scenarios: str | None = None
     limit: int | None = Field(default=None, ge=1)
     skip_invalid: bool = False
+    access: ToolAccess = Field(default_factory=ToolAccess)
+    alias: str | None = Field(default=None, description="name in reports (default: derived from the source)")
 
     @model_validator(mode="after")
     def _one_source(self) -> SuiteRef:
-        if (self.name is None) == (self.path is None):
-            raise ValueError("give either 'name' (a built-in suite) or 'path' (a suite folder)")
+        if sum(x is not None for x in (self.name, self.path, self.spider)) != 1:
+            raise ValueError("give exactly one of 'name' (a built-in suite), 'path' (a suite folder), 'spider'")
         if self.name is not None and self.name not in BUILTIN_SUITES:
             raise ValueError(f"unknown suite '{self.name}'; built-in suites: {', '.join(sorted(BUILTIN_SUITES))}")
         return self
 
     @property
     def label(self) -> str:
-        return self.name or Path(self.path or "").name
+        if self.alias:
+            return self.alias
+        base = self.name or Path(self.path or self.spider or "").name
+        default = ToolAccess()
+        return base if self.access == default else f"{base}:{self.access.label}"
 
     def load(self) -> Suite:
-        return _load_cached(self.model_dump_json())
+        return _load_cached(self.model_dump_json(exclude={"access", "alias"}))
+
+
+def suite_cache() -> Path:
+    """Where suites compiled on first use are kept (``UNDERTOW_CACHE``, default ``~/.cache/undertow``)."""
+    return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow")) / "suites"
+
+
+def build_spider(spider: str | Path, seed: int, augment: int) -> Path:
+    """Compile a Spider folder once per (content, seed, augment); later calls reuse the built folder."""
+    from env_core.sqlfuncs.build import build_suite, write_build
+    from env_core.sqlfuncs.compile import read_spider
+
+    folder = Path(spider)
+    if not folder.is_dir():
+        raise SuiteError(f"{folder}: Spider folder not found")
+    digest = read_spider(folder).digest
+    target = suite_cache() / f"sqlfuncs-{digest[:16]}-s{seed}-a{augment}"
+    if not (target / "suite.json").is_file():
+        staging = target.with_name(target.name + f".tmp{os.getpid()}")
+        write_build(build_suite(folder, seed=seed, augment=augment), staging)
+        staging.replace(target) if not target.exists() else shutil.rmtree(staging)
+    return target
 
 
 @cache
 def _load_cached(ref_json: str) -> Suite:
     """One load per process for each suite reference: workers run many shards of the same suite."""
     ref = SuiteRef.model_validate_json(ref_json)
-    return load_suite(ref.name, ref.path, ref.scenarios, ref.skip_invalid, ref.limit)
+    path = build_spider(ref.spider, ref.seed, ref.augment) if ref.spider is not None else ref.path
+    return load_suite(ref.name, path, ref.scenarios, ref.skip_invalid, ref.limit)

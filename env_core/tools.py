@@ -11,6 +11,7 @@ import json
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,14 @@ from env_core.model import ToolSpec
 
 class ToolExecutionError(Exception):
     """Raised by a tool implementation for an error the agent should read (bad value, no such row, ...)."""
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """A result plus text the tool "prints" beside it (a hint such as "Did you mean 'Shelley'?")."""
+
+    value: Any
+    notes: list[str]
 
 
 class ToolBox(ABC):
@@ -41,7 +50,8 @@ class ToolBox(ABC):
 
     @abstractmethod
     def execute(self, state: Any, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        """Run one validated call. Raise ``ToolExecutionError`` for errors the agent should see."""
+        """Run one validated call and return its result (or a ``ToolOutput`` with notes). Raise
+        ``ToolExecutionError`` for errors the agent should see."""
 
     def close_state(self, state: Any) -> None:  # noqa: B027 - optional hook
         """Release per-episode resources."""

@@ -419,8 +419,11 @@ def test_suite_ref_loads_a_folder(suite_folder: Path, smoke: Suite) -> None:
     ("data", "expected"),
     [
         ({"name": "galaxy"}, "unknown suite 'galaxy'; built-in suites: smoke"),
-        ({}, "give either 'name' (a built-in suite) or 'path' (a suite folder)"),
-        ({"name": "smoke", "path": "x"}, "give either 'name' (a built-in suite) or 'path' (a suite folder)"),
+        ({}, "give exactly one of 'name' (a built-in suite), 'path' (a suite folder), 'spider'"),
+        (
+            {"name": "smoke", "path": "x"},
+            "give exactly one of 'name' (a built-in suite), 'path' (a suite folder), 'spider'",
+        ),
         ({"name": "smoke", "limit": 0}, "greater than or equal to 1"),
     ],
     ids=["unknown-name", "neither", "both", "limit"],

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from env_core.model import ArgRef, PlannedCall, Scenario, ToolCall
+from env_core.search import SEARCH_TOOLS
 from workers.agent import GIVE_UP_MARKER
 from workers.clients import ChatReply, ModelClient
 
@@ -69,8 +70,9 @@ class _PlanFollower(ModelClient):
 
     def _next_plan(self, tools: list[dict[str, Any]]) -> int | None:
         visible = self._visible(tools)
+        open_world = SEARCH_TOOLS in visible  # every tool of the universe is callable; a removed one just fails
         for i, plan in enumerate(self.plans):
-            if i not in self.failed and all(c.tool in visible for c in plan):
+            if i not in self.failed and (open_world or all(c.tool in visible for c in plan)):
                 return i
         return None
 

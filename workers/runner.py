@@ -19,7 +19,7 @@ from pydantic import Field
 from env_core.faults import Setting, expects_give_up
 from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
 from env_core.suites import Suite, SuiteRef
-from scoring.trajectory import score_trajectory
+from scoring.trajectory import family_details, score_trajectory
 from workers.agent import AgentConfig, run_agent
 from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient
 from workers.policies import make_policy
@@ -83,7 +83,7 @@ async def run_episode(
     shard: ShardSpec, suite: Suite, scenario: Scenario, plan: EpisodePlan, shared_client: ModelClient | None
 ) -> tuple[EpisodeResult, Trajectory]:
     started = time.perf_counter()
-    env = suite.environment(scenario, plan.seed, shard.setting)
+    env = suite.environment(scenario, plan.seed, shard.setting, shard.suite.access)
     trajectory = Trajectory(
         episode_id=plan.episode_id,
         scenario_id=scenario.id,
@@ -104,9 +104,18 @@ async def run_episode(
         env.close()
     result = _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0)
     if trajectory.outcome != Outcome.infra_error:
-        expected = expects_give_up(scenario, env.faults, env.first_tried_tools())
+        first_tried = env.first_tried_tools()
+        expected = expects_give_up(scenario, env.faults, first_tried)
         scored = score_trajectory(trajectory, scenario, expected)
-        result = result.model_copy(update={"expected_give_up": expected, **asdict(scored)})
+        details = family_details(
+            suite.family,
+            trajectory,
+            scenario,
+            correct=scored.correct,
+            searched=shard.suite.access.mode == "open",
+            first_tried=first_tried,
+        )
+        result = result.model_copy(update={"expected_give_up": expected, **asdict(scored), "details": details})
     return result, trajectory
 
 

@@ -1,0 +1,326 @@
+"""Build the ``sqlfuncs`` suite from a Spider-format folder: functions, backup-plan scenarios, and a build summary.
+
+``build_suite`` compiles every question (see ``compile.py``), applies the paper's quality filters in order
+(empty result, more than 100 rows, no nested SELECT, no chain equal to gold), names and documents the functions,
+makes one scenario per kept question plus seeded augmentations, and counts what each stage kept and why items were
+skipped. ``write_build`` writes a suite folder that ``env_core.suites.load_suite(path=...)`` reads; building twice
+with the same inputs and seed gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from env_core.model import SCHEMA_VERSION, ArgRef, Gold, PlannedCall, Scenario, ToolSpec
+from env_core.sqlfuncs.compile import (
+    ARGUMENT_WORDS,
+    FAMILY,
+    MAX_ROWS,
+    Compiled,
+    FunctionDraft,
+    Problem,
+    SpiderData,
+    compile_question,
+    read_spider,
+    run,
+    run_chain,
+    run_direct,
+    same_rows,
+)
+
+SUITE_VERSION = "1"
+_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "list": "array"}
+_PLACEHOLDER = re.compile(r":a(\d+)\b")
+
+
+@dataclass
+class BuiltSuite:
+    name: str
+    tools: list[ToolSpec]
+    scenarios: list[Scenario]
+    databases: dict[str, Path]
+    stats: dict[str, Any]
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _function_names(drafts: list[FunctionDraft], digest: str, seed: int) -> dict[str, tuple[str, list[str]]]:
+    """function key -> (``function_<n>``, argument names), deterministic per (dataset, seed)."""
+    keys = sorted({d.key: d for d in drafts})
+    by_key = {d.key: d for d in drafts}
+    random.Random(f"{digest}:{seed}:functions").shuffle(keys)
+    names = {}
+    for number, key in enumerate(keys, start=1):
+        rng = random.Random(f"{digest}:{seed}:{key}")
+        names[key] = (f"function_{number}", rng.sample(ARGUMENT_WORDS, len(by_key[key].params)))
+    return names
+
+
+def _document(draft: FunctionDraft, arguments: list[str]) -> tuple[str, dict[str, Any]]:
+    """Template documentation: what the query returns, from which tables, under which conditions."""
+    tree = sqlglot.parse_one(draft.sql, read="sqlite")
+    select = tree if isinstance(tree, exp.Select) else tree.find(exp.Select)
+    tables = sorted({t.name for t in tree.find_all(exp.Table) if t.name and t.name.lower() != "json_each"})
+    columns = ", ".join(e.sql("sqlite") for e in select.expressions) if select is not None else "rows"
+
+    def named(sql: str) -> str:
+        return _PLACEHOLDER.sub(lambda m: arguments[int(m.group(1))], sql)
+
+    text = f"Returns {named(columns)} from the {', '.join(f'`{t}`' for t in tables)} table(s) of the `{draft.db_id}`"
+    text += " database"
+    clauses = []
+    if select is not None:
+        for key, label in (("where", "where"), ("group", "grouped by"), ("having", "having"), ("order", "ordered by")):
+            node = select.args.get(key)
+            if node is not None:
+                clauses.append(f"{label} {named(node.sql('sqlite')).removeprefix(key.upper()).strip()}")
+    if not isinstance(tree, exp.Select):
+        clauses.append(f"combined with {type(tree).__name__.upper()} of a second query")
+    text += (", " + "; ".join(clauses) if clauses else "") + "."
+    properties = {}
+    for name, param in zip(arguments, draft.params, strict=True):
+        if param.type == "list":
+            description = f"list of `{param.source}` values (one per row), e.g. a column of another function's output"
+            schema: dict[str, Any] = {"type": "array", "description": description}
+        else:
+            target = f"`{param.column[0]}.{param.column[1]}`" if param.column else "the query's condition"
+            schema = {"type": _JSON_TYPES[param.type], "description": f"a {param.type} value for {target}"}
+        properties[name] = schema
+    parameters = {
+        "type": "object",
+        "properties": properties,
+        "required": list(arguments),
+        "additionalProperties": False,
+    }
+    return text, parameters
+
+
+def _tool(draft: FunctionDraft, name: str, arguments: list[str]) -> ToolSpec:
+    description, parameters = _document(draft, arguments)
+    sql = _PLACEHOLDER.sub(lambda m: ":" + arguments[int(m.group(1))], draft.sql)
+    params = [
+        {"name": a, "type": p.type, "column": list(p.column) if p.column else None}
+        for a, p in zip(arguments, draft.params, strict=True)
+    ]
+    binding = {"sql": sql, "database": draft.db_id, "params": params, "role": draft.role}
+    return ToolSpec(name=name, description=description, parameters=parameters, binding=binding)
+
+
+def _plans(compiled: Compiled, names: dict[str, tuple[str, list[str]]], overrides: dict[int, Any]) -> list:
+    def literal_args(draft: FunctionDraft) -> dict[str, Any]:
+        arg_names = names[draft.key][1]
+        return {arg_names[i]: overrides.get(p.start, p.value) for i, p in enumerate(draft.params) if p.type != "list"}
+
+    direct = [PlannedCall(tool=names[compiled.direct.key][0], arguments=literal_args(compiled.direct))]
+    *inners, outer = compiled.chain
+    chain = [PlannedCall(tool=names[d.key][0], arguments=literal_args(d)) for d in inners]
+    outer_args: dict[str, Any] = literal_args(outer)
+    lists = [(names[outer.key][1][i], p) for i, p in enumerate(outer.params) if p.type == "list"]
+    position = 0
+    for call_index, columns in enumerate(compiled.chain_inputs):
+        for column in columns:
+            outer_args[lists[position][0]] = ArgRef(from_call=call_index, field=column, many=True)
+            position += 1
+    chain.append(PlannedCall(tool=names[outer.key][0], arguments=outer_args))
+    return [direct, chain]
+
+
+def _augmentations(
+    compiled: Compiled, conn: sqlite3.Connection, rng: random.Random, wanted: int
+) -> list[tuple[str, dict[int, Any], list[dict[str, Any]]]]:
+    """Up to ``wanted`` variants that swap one literal quoted in the question for another value of its column,
+    with the gold answer recomputed (and checked through the chain)."""
+    found: list[tuple[str, dict[int, Any], list[dict[str, Any]]]] = []
+    text = compiled.question.text
+    for param in compiled.direct.params:
+        if len(found) >= wanted:
+            break
+        if param.type != "str" or not param.column or not param.value or param.value not in text:
+            continue
+        table, column = param.column
+        values = [
+            r["v"]
+            for r in run(conn, f'SELECT DISTINCT "{column}" AS v FROM "{table}" WHERE "{column}" IS NOT NULL')
+            if isinstance(r["v"], str) and r["v"] != param.value and r["v"].strip()
+        ]
+        values.sort()
+        rng.shuffle(values)
+        for value in values[:20]:
+            overrides = {param.start: value}
+            try:
+                gold = run_direct(conn, compiled, overrides)
+                if (
+                    not gold
+                    or len(gold) > MAX_ROWS
+                    or not same_rows(run_chain(conn, compiled, overrides), gold, compiled.ordered)
+                ):
+                    continue
+            except sqlite3.Error:
+                continue
+            found.append((text.replace(param.value, value, 1), overrides, gold))
+            if len(found) >= wanted:
+                break
+    return found
+
+
+STAGES = [
+    "questions in",
+    "parsed and ran",
+    "non-empty result",
+    "at most 100 rows",
+    "nested SELECT",
+    "both paths match gold (kept)",
+]
+
+
+def build_suite(
+    spider: str | Path,
+    seed: int = 0,
+    augment: int = 1,
+    questions_file: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> BuiltSuite:
+    """Compile a Spider-format folder. ``augment`` is the number of augmented variants tried per kept question."""
+    data: SpiderData = read_spider(spider, questions_file)
+    problems = list(data.problems)
+    connections = {
+        db_id: sqlite3.connect(f"file:{path}?mode=ro", uri=True) for db_id, path in sorted(data.databases.items())
+    }
+    stages: Counter[str] = Counter()
+    compiled_all: list[Compiled] = []
+    kept: list[Compiled] = []
+    for done, question in enumerate(data.questions, start=1):
+        if progress is not None:
+            progress(done, len(data.questions))
+        stages["questions in"] += 1
+        where = f"question {question.index}"
+        if question.db_id not in data.schemas:
+            problems.append(Problem(where, "no schema", f"database '{question.db_id}' is not in tables.json"))
+            continue
+        if question.db_id not in connections:
+            problems.append(
+                Problem(where, "database unusable", f"database '{question.db_id}' is missing or not SQLite")
+            )
+            continue
+        result = compile_question(question, data.schemas[question.db_id], connections[question.db_id])
+        if isinstance(result, Problem):
+            problems.append(result)
+            continue
+        compiled_all.append(result)
+        stages["parsed and ran"] += 1
+        if not result.gold:
+            continue
+        stages["non-empty result"] += 1
+        if len(result.gold) > MAX_ROWS:
+            continue
+        stages["at most 100 rows"] += 1
+        if not _nested(result):
+            continue
+        stages["nested SELECT"] += 1
+        if result.chain:
+            stages["both paths match gold (kept)"] += 1
+            kept.append(result)
+
+    drafts = [c.direct for c in compiled_all] + [d for c in kept for d in c.chain]
+    names = _function_names(drafts, data.digest, seed)
+    unique = {d.key: d for d in drafts}
+    tools = sorted(
+        (_tool(d, *names[key]) for key, d in unique.items()), key=lambda t: int(t.name.removeprefix("function_"))
+    )
+    scenarios: list[Scenario] = []
+    augmented = 0
+    for compiled in kept:
+        q = compiled.question
+        base_id = f"{FAMILY}-{q.db_id}-{q.index:04d}"
+        variants = [(q.text, {}, compiled.gold)]
+        rng = random.Random(f"{data.digest}:{seed}:augment:{q.index}")
+        variants += _augmentations(compiled, connections[q.db_id], rng, augment) if augment > 0 else []
+        for k, (text, overrides, gold) in enumerate(variants):
+            plans = _plans(compiled, names, overrides)
+            scenarios.append(
+                Scenario(
+                    id=base_id if k == 0 else f"{base_id}-aug{k}",
+                    family=FAMILY,
+                    task=text,
+                    tools=[call.tool for plan in plans for call in plan],
+                    gold=Gold(answer=gold, plans=plans),
+                    metadata={
+                        "db_id": q.db_id,
+                        "question_index": q.index,
+                        "query": q.query,
+                        "ordered": compiled.ordered,
+                        "augmented": k > 0,
+                        "chain_calls": len(plans[1]),
+                    },
+                )
+            )
+            augmented += k > 0
+    for conn in connections.values():
+        conn.close()
+    by_arity = Counter(min(len(t.binding["params"]), 4) for t in tools)
+    stats = {
+        "schema_version": SCHEMA_VERSION,
+        "seed": seed,
+        "dataset_sha256": data.digest,
+        "stages": {stage: stages[stage] for stage in STAGES},
+        "skipped": len(problems),
+        "skipped_by_kind": dict(Counter(p.kind for p in problems).most_common()),
+        "functions": len(tools),
+        "functions_by_arguments": {("4+" if n == 4 else str(n)): by_arity.get(n, 0) for n in range(5)},
+        "scenarios": len(scenarios),
+        "scenarios_augmented": augmented,
+    }
+    used = sorted({s.metadata["db_id"] for s in scenarios} | {t.binding["database"] for t in tools})
+    return BuiltSuite(
+        name=Path(spider).name or "sqlfuncs",
+        tools=tools,
+        scenarios=scenarios,
+        databases={db: data.databases[db] for db in used},
+        stats=stats,
+        problems=problems,
+    )
+
+
+def _nested(compiled: Compiled) -> bool:
+    return compiled.chain != [] or _has_subquery(compiled.question.query)
+
+
+def _has_subquery(query: str) -> bool:
+    try:
+        return next(sqlglot.parse_one(query, read="sqlite").find_all(exp.Subquery), None) is not None
+    except sqlglot.errors.SqlglotError:
+        return False
+
+
+def write_build(built: BuiltSuite, out: str | Path) -> Path:
+    """Write the suite folder: suite.json, tools.jsonl, scenarios.jsonl, databases/, build.json (the summary)."""
+    from env_core.scenarios import write_scenarios
+    from env_core.suites import SuiteMeta
+
+    out = Path(out)
+    (out / "databases").mkdir(parents=True, exist_ok=True)
+    files = {db: f"databases/{db}.sqlite" for db in built.databases}
+    meta = SuiteMeta(name=built.name, family=FAMILY, version=SUITE_VERSION, toolbox="sqlfuncs", databases=files)
+    (out / "suite.json").write_text(meta.model_dump_json(indent=2) + "\n")
+    with (out / "tools.jsonl").open("w") as handle:
+        for tool in built.tools:
+            handle.write(tool.model_dump_json() + "\n")
+    write_scenarios(out / "scenarios.jsonl", built.scenarios)
+    for db, path in built.databases.items():
+        (out / files[db]).write_bytes(path.read_bytes())
+    summary = {
+        **built.stats,
+        "problems": [{"item": p.item, "kind": p.kind, "reason": p.reason} for p in built.problems],
+    }
+    (out / "build.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return out

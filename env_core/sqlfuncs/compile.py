@@ -1,0 +1,438 @@
+"""Compile a Spider-format text-to-SQL folder into obfuscated SQL functions and backup-plan scenarios.
+
+The method follows "Hell or High Water" (HoHW, §3.2 and appendix C):
+
+1. Parse each gold query with sqlglot (SQLite dialect). Spider writes string literals in double quotes, which
+   sqlglot reads as identifiers: a double-quoted name that is no column of the schema becomes a string literal.
+2. Parameterize literals in the order they appear in the query into typed arguments (str / int / float); LIMIT and
+   OFFSET counts stay part of the query.
+3. Every question whose query runs yields its *direct* function (the whole parameterized query). A query with a
+   nested SELECT also yields a *chain*: one function per top-level subquery, and an outer function that takes each
+   subquery's result as list arguments, read back inside SQL with ``json_each`` so the query stays parameterized
+   (the paper uses a temporary ``scratchpad`` table for the same purpose).
+4. Both paths are executed on the real database and must return the gold rows, or the question is dropped.
+5. Functions get obfuscated names (``function_<n>``, arguments like ``lambda_sigma``), deterministic per
+   (dataset, seed), and documentation from a template over the SQL and schema.
+
+Nothing here raises on bad input: every malformed file, database, question or query becomes a ``Problem`` in the
+build summary and is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+FAMILY = "sqlfuncs"
+MAX_ROWS = 100
+
+_GREEK = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+]
+ARGUMENT_WORDS = [f"{a}_{b}" for a in _GREEK for b in _GREEK if a != b]
+_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "list": "array"}
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One item the build skipped, and why. ``kind`` is the short category the build summary counts."""
+
+    item: str  # "tables.json", "tables.json[3]", "database concert_singer", "question 17"
+    kind: str
+    reason: str
+
+
+@dataclass
+class Schema:
+    db_id: str
+    tables: dict[str, list[str]]  # table name (as in the database) -> column names
+
+    def has_column(self, name: str) -> bool:
+        lowered = name.lower()
+        return any(lowered == c.lower() for columns in self.tables.values() for c in columns)
+
+    def table_of(self, name: str) -> str | None:
+        for table in self.tables:
+            if table.lower() == name.lower():
+                return table
+        return None
+
+
+@dataclass
+class Question:
+    index: int
+    db_id: str
+    text: str
+    query: str
+
+
+@dataclass
+class SpiderData:
+    schemas: dict[str, Schema]
+    databases: dict[str, Path]
+    questions: list[Question]
+    problems: list[Problem] = field(default_factory=list)
+    digest: str = ""  # identity of the dataset: tables, questions and database bytes
+
+
+def read_spider(folder: str | Path, questions_file: str | None = None) -> SpiderData:
+    """Read ``tables.json``, the questions file and ``database/<db_id>/<db_id>.sqlite``; collect problems."""
+    folder = Path(folder)
+    problems: list[Problem] = []
+    digest = hashlib.sha256()
+    schemas: dict[str, Schema] = {}
+    tables_path = folder / "tables.json"
+    raw_tables: Any = []
+    try:
+        text = tables_path.read_bytes()
+        digest.update(text)
+        raw_tables = json.loads(text)
+        if not isinstance(raw_tables, list):
+            raise ValueError(f"expected a list of schema entries, got {type(raw_tables).__name__}")
+    except (OSError, ValueError) as exc:
+        problems.append(Problem("tables.json", "unreadable tables.json", str(exc)))
+        raw_tables = []
+    for i, entry in enumerate(raw_tables):
+        try:
+            db_id = entry["db_id"]
+            names = entry["table_names_original"]
+            tables: dict[str, list[str]] = {name: [] for name in names}
+            for table_index, column in entry["column_names_original"]:
+                if table_index >= 0:
+                    tables[names[table_index]].append(column)
+            schemas[db_id] = Schema(db_id, tables)
+        except (KeyError, TypeError, IndexError, ValueError) as exc:
+            problems.append(Problem(f"tables.json[{i}]", "malformed schema entry", f"{type(exc).__name__}: {exc}"))
+
+    databases: dict[str, Path] = {}
+    for db_id in sorted(schemas):
+        path = folder / "database" / db_id / f"{db_id}.sqlite"
+        if not path.is_file():
+            problems.append(Problem(f"database {db_id}", "database file missing", f"{path} not found"))
+            continue
+        data = path.read_bytes()
+        if not data.startswith(b"SQLite format 3\x00"):
+            problems.append(Problem(f"database {db_id}", "not a SQLite database", f"{path} is not a SQLite file"))
+            continue
+        digest.update(db_id.encode() + hashlib.sha256(data).digest())
+        databases[db_id] = path
+
+    candidates = [questions_file] if questions_file else ["dev.json", "questions.json", "train_spider.json"]
+    questions: list[Question] = []
+    path = next((folder / c for c in candidates if (folder / c).is_file()), None)
+    if path is None:
+        problems.append(
+            Problem("questions", "no questions file", f"none in {folder} (looked for {', '.join(candidates)})")
+        )
+        return SpiderData(schemas, databases, questions, problems, digest.hexdigest())
+    try:
+        text = path.read_bytes()
+        digest.update(text)
+        raw_questions = json.loads(text)
+        if not isinstance(raw_questions, list):
+            raise ValueError(f"expected a list of questions, got {type(raw_questions).__name__}")
+    except (OSError, ValueError) as exc:
+        problems.append(Problem(path.name, "unreadable questions file", str(exc)))
+        raw_questions = []
+    for i, item in enumerate(raw_questions):
+        if not (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("db_id", "question", "query"))):
+            problems.append(
+                Problem(f"question {i}", "malformed question", "needs string fields db_id, question, query")
+            )
+            continue
+        questions.append(Question(i, item["db_id"], item["question"].strip(), item["query"].strip()))
+    return SpiderData(schemas, databases, questions, problems, digest.hexdigest())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Parameterization and decomposition
+
+
+@dataclass
+class Param:
+    placeholder: str  # p0, p1, ... in the parameterized tree
+    type: str  # str | int | float | list
+    value: Any  # the literal of the gold query (None for list arguments)
+    column: tuple[str, str] | None  # (table, column) the argument is compared with, for hints
+    start: int  # position in the original query: argument order
+    source: str | None = None  # list arguments: the inner function's output column they carry
+
+
+@dataclass
+class FunctionDraft:
+    """A function before naming: its SQL with positional placeholders and its arguments in order."""
+
+    db_id: str
+    sql: str
+    params: list[Param]
+    role: str  # direct | inner | outer
+
+    @property
+    def key(self) -> str:
+        return json.dumps([self.db_id, self.sql, [p.type for p in self.params]])
+
+
+def _python_value(literal: exp.Literal) -> tuple[str, Any]:
+    if literal.is_string:
+        return "str", literal.this
+    text = literal.this
+    try:
+        return "int", int(text)
+    except ValueError:
+        return "float", float(text)
+
+
+def _resolve_column(column: exp.Column, schema: Schema) -> tuple[str, str] | None:
+    """(table, column) of a column reference, following table aliases of the enclosing SELECT."""
+    select = column.find_ancestor(exp.Select)
+    aliases: dict[str, str] = {}
+    if select is not None:
+        for table in select.find_all(exp.Table):
+            if table.find_ancestor(exp.Select) is select:
+                aliases[(table.alias or table.name).lower()] = table.name
+    name = column.name
+    if column.table:
+        table = schema.table_of(aliases.get(column.table.lower(), column.table))
+        return (table, name) if table else None
+    for table_name in aliases.values():
+        table = schema.table_of(table_name)
+        if table and any(c.lower() == name.lower() for c in schema.tables[table]):
+            return table, name
+    return None
+
+
+def _literal_column(literal: exp.Expression, schema: Schema) -> tuple[str, str] | None:
+    parent = literal.parent
+    if isinstance(parent, exp.Neg):
+        parent = parent.parent
+    if isinstance(parent, _COMPARISONS):
+        other = parent.expression if parent.this is literal or parent.this is literal.parent else parent.this
+        if isinstance(other, exp.Column):
+            return _resolve_column(other, schema)
+    if isinstance(parent, exp.In) and isinstance(parent.this, exp.Column):
+        return _resolve_column(parent.this, schema)
+    return None
+
+
+def parameterize(tree: exp.Expression, schema: Schema) -> tuple[exp.Expression, list[Param]]:
+    """A copy of ``tree`` with its literals replaced by placeholders ``p0, p1, ...`` in textual order."""
+    tree = tree.copy()
+    for column in list(tree.find_all(exp.Column)):
+        identifier = column.this
+        if (
+            isinstance(identifier, exp.Identifier)
+            and identifier.quoted
+            and not column.table
+            and not schema.has_column(identifier.name)
+        ):
+            literal = exp.Literal.string(identifier.name)
+            literal.meta.update(identifier.meta)
+            column.replace(literal)
+    literals = [
+        node
+        for node in tree.find_all(exp.Literal)
+        if not node.find_ancestor(exp.Limit, exp.Offset) and node.meta.get("start") is not None
+    ]
+    literals.sort(key=lambda node: node.meta["start"])
+    params = []
+    for i, literal in enumerate(literals):
+        kind, value = _python_value(literal)
+        params.append(Param(f"p{i}", kind, value, _literal_column(literal, schema), literal.meta["start"]))
+        placeholder = exp.Placeholder(this=f"p{i}")
+        literal.replace(placeholder)
+    return tree, params
+
+
+def _placeholders(tree: exp.Expression) -> set[str]:
+    return {p.name for p in tree.find_all(exp.Placeholder)}
+
+
+def top_level_subqueries(tree: exp.Expression) -> list[exp.Subquery]:
+    """Nested SELECTs not inside another nested SELECT, in textual order."""
+    found = [s for s in tree.find_all(exp.Subquery) if s.find_ancestor(exp.Subquery) is None]
+    return sorted(found, key=_first_start)
+
+
+def _first_start(node: exp.Expression) -> int:
+    starts = [n.meta["start"] for n in node.walk() if isinstance(n, exp.Expression) and "start" in n.meta]
+    starts += [
+        n.this.meta["start"] for n in node.find_all(exp.Column) if isinstance(n.this, exp.Identifier) and n.this.meta
+    ]
+    return min(starts) if starts else 0
+
+
+def has_nested_select(tree: exp.Expression) -> bool:
+    return bool(top_level_subqueries(tree))
+
+
+def _draft(db_id: str, tree: exp.Expression, params: list[Param], role: str) -> FunctionDraft:
+    """Renumber the placeholders a function actually uses, in argument order, to a0, a1, ..."""
+    used = _placeholders(tree)
+    ordered = sorted((p for p in params if p.placeholder in used), key=lambda p: p.start)
+    tree = tree.copy()
+    renames = {p.placeholder: f"a{i}" for i, p in enumerate(ordered)}
+    for node in tree.find_all(exp.Placeholder):
+        node.set("this", renames[node.name])
+    renamed = [Param(renames[p.placeholder], p.type, p.value, p.column, p.start, p.source) for p in ordered]
+    return FunctionDraft(db_id, tree.sql("sqlite"), renamed, role)
+
+
+@dataclass
+class Compiled:
+    """One question, compiled: its direct function and, for nested queries, its chain."""
+
+    question: Question
+    gold: list[dict[str, Any]]
+    ordered: bool  # the gold query orders its rows: compare in order
+    direct: FunctionDraft
+    chain: list[FunctionDraft] = field(default_factory=list)  # inner functions..., outer function
+    chain_inputs: list[list[str]] = field(default_factory=list)  # for the outer: inner output columns, per inner
+
+
+def run(conn: sqlite3.Connection, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    cursor = conn.execute(sql, params or {})
+    columns = [d[0] for d in cursor.description or ()]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
+def call_args(function: FunctionDraft, overrides: dict[int, Any] | None = None) -> dict[str, Any]:
+    """A function's non-list argument values: the gold query's literals, or ``overrides`` keyed by the literal's
+    position in the query (how augmentation swaps one literal in every function that uses it)."""
+    overrides = overrides or {}
+    return {p.placeholder: overrides.get(p.start, p.value) for p in function.params if p.type != "list"}
+
+
+def bind(arguments: dict[str, Any]) -> dict[str, Any]:
+    """SQLite parameters: lists travel as JSON text, read back with ``json_each``."""
+    return {k: json.dumps(v) if isinstance(v, list) else v for k, v in arguments.items()}
+
+
+def same_rows(a: list[dict[str, Any]], b: list[dict[str, Any]], ordered: bool) -> bool:
+    rows_a = [tuple(r.values()) for r in a]
+    rows_b = [tuple(r.values()) for r in b]
+    return rows_a == rows_b if ordered else Counter(map(repr, rows_a)) == Counter(map(repr, rows_b))
+
+
+def run_direct(conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None) -> list:
+    return run(conn, compiled.direct.sql, bind(call_args(compiled.direct, overrides)))
+
+
+def run_chain(conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None) -> list:
+    """Execute a chain the way an agent would: inner functions, then the outer one on their result columns."""
+    *inners, outer = compiled.chain
+    arguments = call_args(outer, overrides)
+    list_params = iter(p for p in outer.params if p.type == "list")
+    for inner, columns in zip(inners, compiled.chain_inputs, strict=True):
+        rows = run(conn, inner.sql, bind(call_args(inner, overrides)))
+        for column in columns:
+            arguments[next(list_params).placeholder] = [row[column] for row in rows]
+    return run(conn, outer.sql, bind(arguments))
+
+
+def compile_question(question: Question, schema: Schema, conn: sqlite3.Connection) -> Compiled | Problem:
+    """Parse, run and parameterize one question; decompose it when it has a nested SELECT."""
+    where = f"question {question.index}"
+    try:
+        tree = sqlglot.parse_one(question.query, read="sqlite")
+    except sqlglot.errors.SqlglotError as exc:
+        return Problem(where, "unparseable query", f"sqlglot: {str(exc).splitlines()[0]}")
+    if tree is None:
+        return Problem(where, "unparseable query", "empty query")
+    try:
+        gold = run(conn, question.query)
+    except sqlite3.Error as exc:
+        return Problem(where, "gold query fails", f"on the database: {exc}")
+    ordered = isinstance(tree, exp.Select) and tree.args.get("order") is not None
+    parameterized, params = parameterize(tree, schema)
+    direct = _draft(question.db_id, parameterized, params, "direct")
+    compiled = Compiled(question, gold, ordered, direct)
+    try:
+        check = run_direct(conn, compiled)
+    except sqlite3.Error as exc:
+        return Problem(where, "parameterization failed", f"the parameterized query fails: {exc}")
+    if not same_rows(check, gold, ordered):
+        return Problem(where, "parameterization failed", "the parameterized query returns other rows than gold")
+    compiled.gold = check  # the same rows, with the column names the function itself returns
+    subqueries = top_level_subqueries(parameterized)
+    if not subqueries:
+        return compiled
+    outer_tree = parameterized.copy()
+    outer_subqueries = top_level_subqueries(outer_tree)
+    list_params: list[Param] = []
+    inners: list[FunctionDraft] = []
+    inputs: list[list[str]] = []
+    for n, (original, target) in enumerate(zip(subqueries, outer_subqueries, strict=True)):
+        inner = _draft(question.db_id, original.this, params, "inner")
+        try:
+            columns = [d[0] for d in conn.execute(inner.sql, bind(call_args(inner))).description]
+        except sqlite3.Error:
+            return compiled  # a correlated subquery cannot run alone: no chain, the direct function stays
+        start = _first_start(original)
+        names = [f"l{n}_{i}" for i in range(len(columns))]
+        for i, name in enumerate(names):
+            list_params.append(Param(name, "list", None, None, start + i, source=columns[i]))
+        if isinstance(target.parent, exp.From | exp.Join):
+            alias = target.alias or f"sub{n}"
+            selects = ", ".join(f"j{i}.value AS {exp.to_identifier(c).sql('sqlite')}" for i, c in enumerate(columns))
+            joins = " ".join(
+                f"JOIN json_each(:{name}) AS j{i} ON j{i}.key = j0.key" for i, name in enumerate(names) if i
+            )
+            replacement = (
+                sqlglot.parse_one(
+                    f"SELECT * FROM (SELECT {selects} FROM json_each(:{names[0]}) AS j0 {joins}) AS {alias}",
+                    read="sqlite",
+                )
+                .args["from_"]
+                .this
+            )
+        else:
+            if len(columns) != 1:
+                return compiled
+            replacement = sqlglot.parse_one(f"SELECT x IN (SELECT value FROM json_each(:{names[0]}))", read="sqlite")
+            replacement = replacement.expressions[0].args["query"]
+        target.replace(replacement)
+        inners.append(inner)
+        inputs.append(columns)
+    outer = _draft(question.db_id, outer_tree, params + list_params, "outer")
+    compiled.chain = [*inners, outer]
+    compiled.chain_inputs = inputs
+    try:
+        chained = run_chain(conn, compiled)
+    except (sqlite3.Error, KeyError, IndexError):
+        compiled.chain = []
+        return compiled
+    if not same_rows(chained, gold, ordered):
+        compiled.chain = []  # the decomposition changes the answer (e.g. LIMIT inside): no backup plan
+    return compiled
