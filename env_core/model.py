@@ -244,9 +244,10 @@ class ToolCall(Strict):
 
 
 class Action(Strict):
-    """What the agent does in one step: call a tool, answer, or give up (declare the task unsolvable)."""
+    """What the agent does in one step: call a tool, run code (CodeAct), answer, or give up (declare the task
+    unsolvable). The tool calls a code block makes are recorded as their own ``tool_call`` steps."""
 
-    kind: Literal["tool_call", "final_answer", "give_up"]
+    kind: Literal["tool_call", "code", "final_answer", "give_up"]
     tool_call: ToolCall | None = None
     content: str | None = None
 

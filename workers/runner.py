@@ -20,7 +20,7 @@ from env_core.faults import Setting, expects_give_up
 from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
 from env_core.suites import Suite, SuiteRef
 from scoring.trajectory import family_details, score_trajectory
-from workers.agent import AgentConfig, run_agent
+from workers.agent import AgentConfig, run_agent, run_codeact
 from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient
 from workers.policies import make_policy
 
@@ -93,8 +93,11 @@ async def run_episode(
         faults=env.faults,
     )
     try:
-        client = shared_client or make_policy(shard.model.policy or shard.model.name, scenario, plan.seed)
-        await run_agent(env, client, shard.agent, trajectory)
+        if shared_client is not None and shard.agent.protocol == "codeact":
+            await run_codeact(env, shared_client, shard.agent, trajectory)
+        else:  # built-in policies speak function calling whatever the protocol
+            client = shared_client or make_policy(shard.model.policy or shard.model.name, scenario, plan.seed)
+            await run_agent(env, client, shard.agent, trajectory)
     except InfraError as exc:
         trajectory.outcome, trajectory.error = Outcome.infra_error, str(exc)
     except Exception as exc:  # a harness bug must not be charged to the model, nor lose the row
