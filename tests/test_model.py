@@ -510,7 +510,7 @@ def test_action_kind_must_be_known() -> None:
     with pytest.raises(ValidationError) as excinfo:
         Action(kind="think")
     assert excinfo.value.errors()[0]["loc"] == ("kind",)
-    assert "'tool_call', 'final_answer' or 'give_up'" in str(excinfo.value)
+    assert "'tool_call', 'code', 'final_answer' or 'give_up'" in str(excinfo.value)
 
 
 def test_disclosure_rule_may_only_reveal_hidden_tools() -> None:
