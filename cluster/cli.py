@@ -12,7 +12,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from cluster.config import ConfigError, SweepConfig, load_config
 from cluster.plan import RunManifest, plan_sweep
-from cluster.report import print_build_summary, print_summary, summary_json
+from cluster.report import (
+    family_summaries,
+    print_build_summary,
+    print_family_summaries,
+    print_summary,
+    summary_json,
+)
 from cluster.store import RunStore, StoreError
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import Outcome
@@ -133,8 +139,9 @@ def run(
         )
     for shard_id, attempts in execution.retried.items():
         errors.print(f"[yellow]shard {shard_id} was retried after: {attempts[-1]}[/yellow]", soft_wrap=True)
-    rows = summarize(run_store.results())
-    print_summary(rows, console, title=f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)")
+    results = run_store.results()
+    print_summary(summarize(results), console, title=f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)")
+    print_family_summaries(family_summaries(results), console)
     console.print(f"results: {run_store.folder}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)
 
 
@@ -143,6 +150,9 @@ def report(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     store: Annotated[str, typer.Option("--store", help="run store folder")] = "runs",
+    families: Annotated[
+        bool, typer.Option("--families", help="json: the family analyses (HoHW tables) instead of the rows")
+    ] = False,
 ) -> None:
     """Print the summary of a finished (or partly finished) run from disk."""
     if format not in ("table", "json"):
@@ -152,11 +162,13 @@ def report(
         manifest = run_store.manifest()
     except USER_ERRORS as exc:
         raise _fail(exc) from None
-    rows = summarize(run_store.results())
+    results = run_store.results()
+    rows = summarize(results)
     if format == "json":
-        print(summary_json(rows))
+        print(summary_json(family_summaries(results) if families else rows))
         return
     print_summary(rows, console, title=manifest.run_id)
+    print_family_summaries(family_summaries(results), console)
     pending = len(manifest.shards) - len(run_store.committed())
     if pending:
         console.print(f"[yellow]{pending} of {len(manifest.shards)} shard(s) have no committed results yet.[/yellow]")

@@ -96,3 +96,76 @@ def print_build_summary(stats: dict[str, Any], problems: list[Any], console: Con
         )
     if len(problems) > shown:
         console.print(f"... and {len(problems) - shown} more (all listed in build.json)")
+
+
+def family_summaries(results: list[Any]) -> dict[str, Any]:
+    """Family-specific analyses of a run, keyed by suite label (sqlfuncs: the HoHW tables)."""
+    from scoring.sqlfuncs import summarize_sqlfuncs
+
+    by_suite: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        if r.family == "sqlfuncs":
+            row = {
+                "model": r.model,
+                "setting": r.setting,
+                "correct": r.correct,
+                "outcome": r.outcome.value,
+                "n_turns": r.n_turns,
+                **r.details,
+            }
+            by_suite.setdefault(r.suite, []).append(row)
+    return {suite: summarize_sqlfuncs(rows) for suite, rows in by_suite.items()}
+
+
+def _ci(row: dict[str, Any]) -> str:
+    if row.get("accuracy") is None:
+        return "—"
+    return f"{100 * row['accuracy']:.1f}% [{100 * row['ci_low']:.0f}–{100 * row['ci_high']:.0f}]"
+
+
+def print_family_summaries(summaries: dict[str, Any], console: Console) -> None:
+    """Per suite: accuracy with bootstrap CI per setting, the clean → first_tried decrease, failure categories,
+    and accuracy by the size of the backup plan that was left."""
+    for suite, summary in summaries.items():
+        settings = list(dict.fromkeys(s for m in summary["models"].values() for s in m["settings"]))
+        title = f"{suite}: right behaviour — solved, or gave up when impossible (bootstrap 95% CI)"
+        table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD)
+        table.add_column("Model")
+        for setting in settings:
+            table.add_column(setting, justify="right")
+        table.add_column(f"{summary['baseline']} → {summary['faulted']}", justify="right")
+        table.add_column("backup: single / multi", justify="right")
+        for model, data in summary["models"].items():
+            decrease = data["decrease"]
+            drop = (
+                "—"
+                if decrease is None
+                else (
+                    f"−{decrease['absolute_points']:.1f} pts"
+                    + (f" ({decrease['relative_percent']:.0f}%)" if decrease["relative_percent"] is not None else "")
+                )
+            )
+            strata = data["by_backup_plan_calls"]
+            backup = f"{_ci(strata['single']).split(' ')[0]} / {_ci(strata['multi']).split(' ')[0]}"
+            table.add_row(model, *(_ci(data["settings"].get(s, {})) for s in settings), drop, backup)
+        console.print(table)
+        failures = Table(
+            title=f"{suite}: failures by category (% of failures)", title_justify="left", box=box.SIMPLE_HEAD
+        )
+        failures.add_column("Model")
+        failures.add_column("Setting")
+        failures.add_column("failures", justify="right")
+        categories = [c for c in ("search", "id", "chaining", "tool_use", "no_give_up", "other", "uncategorized")]
+        for category in categories:
+            failures.add_column(category, justify="right")
+        for model, data in summary["models"].items():
+            for setting, row in data["settings"].items():
+                errors = row["errors"]
+                if not errors["n_failures"]:
+                    continue
+                shares = [errors["percent"].get(c) for c in categories]
+                failures.add_row(
+                    model, setting, str(errors["n_failures"]), *("—" if v is None else f"{v:.0f}" for v in shares)
+                )
+        if failures.row_count:
+            console.print(failures)

@@ -186,6 +186,7 @@ class Gold(Strict):
     """
 
     answer: Any = None
+    ordered: bool = Field(default=False, description="the answer's row order matters (the gold query orders rows)")
     plans: list[list[PlannedCall]] = Field(default_factory=list)
     required_calls: list[CallPattern] = Field(default_factory=list)
     forbidden_calls: list[CallPattern] = Field(default_factory=list)

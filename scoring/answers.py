@@ -70,19 +70,24 @@ def parse_structured(text: str) -> Any | None:
     return None
 
 
-def answer_matches(predicted: Any, gold: Any) -> bool:
+def answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
     """Whether ``predicted`` (a string from the agent, or a structured value) carries exactly the gold values.
 
-    Structured answers must hold the same multiset of values as the gold records. Prose must mention every gold
-    value (numbers as numbers, text as whole words). An empty or missing answer never matches; an empty gold
-    answer matches only an empty structured answer.
+    Structured answers must hold the same multiset of values as the gold records — in the same order when
+    ``ordered`` (the gold query sorts its rows). A bare value equals a one-record list holding it; keys are not
+    compared, so original keys and renamed ones both count. Numbers match to 4 decimals. Prose must mention every
+    gold value (numbers as numbers, text as whole words), in any order. An empty or missing answer never matches;
+    an empty gold answer matches only an empty structured answer.
     """
     if predicted is None:
         return False
     expected = Counter(normalize_scalar(v) for v in flatten(gold))
     structured = parse_structured(predicted) if isinstance(predicted, str) else predicted
     if isinstance(structured, list | dict) or (structured is not None and not isinstance(predicted, str)):
-        return Counter(normalize_scalar(v) for v in flatten(structured)) == expected
+        values = [normalize_scalar(v) for v in flatten(structured)]
+        if ordered:
+            return values == [normalize_scalar(v) for v in flatten(gold)]
+        return Counter(values) == expected
     if not isinstance(predicted, str) or not predicted.strip():
         return False
     if not expected:

@@ -78,7 +78,8 @@ def score_trajectory(trajectory: Trajectory, scenario: Scenario, expected_give_u
     missing_required = sum(not any(_matches(c, p) for c in ok_calls) for p in scenario.gold.required_calls)
     finished = trajectory.outcome == Outcome.scored
     gave_up = finished and trajectory.gave_up
-    solved = finished and not gave_up and answer_matches(trajectory.final_answer, scenario.gold.answer)
+    gold = scenario.gold
+    solved = finished and not gave_up and answer_matches(trajectory.final_answer, gold.answer, gold.ordered)
     right = gave_up if expected_give_up else solved
     gated = safety_violation or missing_required > 0
     correct = finished and right and not gated

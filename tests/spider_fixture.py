@@ -72,6 +72,8 @@ QUESTIONS = [
         True,
     ),
     ("library", "How many books cost more than 10?", "SELECT count(*) FROM books WHERE price > 10.0", False),
+    # answers the NOT IN question above with another, argument-free query: an equivalent solution function
+    ("library", "Who is the youngest author?", "SELECT name FROM authors ORDER BY born DESC LIMIT 1", False),
     (
         "library",
         "List the authors born after 1950, youngest first.",

@@ -624,3 +624,11 @@ def test_scores_feed_a_summary_end_to_end() -> None:
     (row,) = summarize(results)
     assert row["accuracy"] == pytest.approx(1 / 3)
     assert row["correct_rate"] == pytest.approx(1 / 3)
+
+
+def test_row_order_counts_only_when_the_gold_is_ordered() -> None:
+    gold = [{"name": "Ada"}, {"name": "Ken"}]
+    assert answer_matches('[{"name": "Ken"}, {"name": "Ada"}]', gold)
+    assert not answer_matches('[{"name": "Ken"}, {"name": "Ada"}]', gold, ordered=True)
+    assert answer_matches('["Ada", "Ken"]', gold, ordered=True)
+    assert answer_matches("Ken and Ada", gold, ordered=True)  # prose cannot show an order: it is not judged

@@ -128,13 +128,24 @@ def test_building_twice_gives_byte_identical_folders(spider: Path, tmp_path: Pat
 
 def test_every_kept_scenario_is_solvable_both_ways(suite: Suite) -> None:
     for scenario in suite.scenarios:
-        direct, chain = scenario.gold.plans
+        direct, chain, *_ = scenario.gold.plans
         assert len(direct) == 1 and len(chain) >= 2
         assert not {c.tool for c in direct} & {c.tool for c in chain}, "the two paths must be tool-disjoint"
         for plan in (direct, chain):
             observations = play(suite, scenario.id, plan)
             assert all(o.ok for o in observations), [o.error for o in observations]
             assert same_rows(observations[-1].result, scenario.gold.answer), (scenario.id, plan)
+
+
+def test_an_argument_free_function_with_the_same_rows_is_another_solution(suite: Suite) -> None:
+    scenario = next(s for s in suite.scenarios if s.task == "Which authors have written no book?")
+    *_, equivalent = scenario.gold.plans
+    assert len(scenario.gold.plans) == 3
+    assert len(equivalent) == 1 and equivalent[0].arguments == {}
+    assert "LIMIT 1" in suite.toolbox.specs[equivalent[0].tool].binding["sql"]
+    assert same_rows(play(suite, scenario.id, equivalent)[-1].result, scenario.gold.answer)
+    # "impossible" disables every solution, the equivalent one included
+    assert not play(suite, scenario.id, equivalent, setting="impossible")[-1].ok
 
 
 def test_augmentation_swaps_a_quoted_value_and_recomputes_gold(suite: Suite) -> None:

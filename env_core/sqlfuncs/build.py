@@ -237,6 +237,13 @@ def build_suite(
     tools = sorted(
         (_tool(d, *names[key]) for key, d in unique.items()), key=lambda t: int(t.name.removeprefix("function_"))
     )
+    # Zero-argument functions answer one fixed question: when one returns a scenario's gold rows it is a solution
+    # too (typically a paraphrase's query), so it joins the gold plans instead of becoming a distractor.
+    fixed_outputs: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for tool in tools:
+        if not tool.binding["params"] and tool.binding["database"] in {c.question.db_id for c in kept}:
+            db = tool.binding["database"]
+            fixed_outputs.setdefault(db, {})[tool.name] = run(connections[db], tool.binding["sql"])
     scenarios: list[Scenario] = []
     augmented = 0
     for compiled in kept:
@@ -247,13 +254,19 @@ def build_suite(
         variants += _augmentations(compiled, connections[q.db_id], rng, augment) if augment > 0 else []
         for k, (text, overrides, gold) in enumerate(variants):
             plans = _plans(compiled, names, overrides)
+            own = {call.tool for plan in plans for call in plan}
+            plans += [
+                [PlannedCall(tool=name)]
+                for name, rows in fixed_outputs.get(q.db_id, {}).items()
+                if name not in own and same_rows(rows, gold, compiled.ordered)
+            ]
             scenarios.append(
                 Scenario(
                     id=base_id if k == 0 else f"{base_id}-aug{k}",
                     family=FAMILY,
                     task=text,
                     tools=[call.tool for plan in plans for call in plan],
-                    gold=Gold(answer=gold, plans=plans),
+                    gold=Gold(answer=gold, ordered=compiled.ordered, plans=plans),
                     metadata={
                         "db_id": q.db_id,
                         "question_index": q.index,
@@ -261,6 +274,7 @@ def build_suite(
                         "ordered": compiled.ordered,
                         "augmented": k > 0,
                         "chain_calls": len(plans[1]),
+                        "equivalent_functions": len(plans) - 2,
                     },
                 )
             )
