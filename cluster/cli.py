@@ -203,6 +203,11 @@ def build(
     seed: Annotated[int, typer.Option("--seed", help="sqlfuncs: naming and augmentation seed")] = 0,
     augment: Annotated[int, typer.Option("--augment", min=0, help="sqlfuncs: augmented variants per question")] = 1,
     questions: Annotated[str | None, typer.Option("--questions", help="sqlfuncs: questions file name")] = None,
+    docs: Annotated[str, typer.Option("--docs", help="sqlfuncs: template | model (needs --model-url)")] = "template",
+    model_url: Annotated[
+        str | None, typer.Option("--model-url", help="OpenAI-compatible endpoint for --docs model")
+    ] = None,
+    model_name: Annotated[str, typer.Option("--model-name", help="model id served by --model-url")] = "default",
 ) -> None:
     """Write a suite folder: the built-in smoke suite, or a sqlfuncs suite compiled from a Spider folder."""
     try:
@@ -216,6 +221,10 @@ def build(
             raise SuiteError("sqlfuncs needs --spider PATH (a folder with tables.json, questions, database/)")
         if not spider.is_dir():
             raise SuiteError(f"{spider}: Spider folder not found")
+        if docs not in ("template", "model"):
+            raise SuiteError(f"--docs: expected 'template' or 'model', got '{docs}'")
+        if docs == "model" and not model_url:
+            raise SuiteError("--docs model needs --model-url (an OpenAI-compatible endpoint)")
     except USER_ERRORS as exc:
         raise _fail(exc) from None
     from env_core.sqlfuncs.build import build_suite, write_build
@@ -230,6 +239,31 @@ def build(
             augment=augment,
             questions_file=questions,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    if docs == "model":
+        import asyncio
+
+        from workers.clients import ModelConfig, OpenAIChatClient
+        from workers.docgen import write_docs
+
+        async def document() -> tuple[list, object]:
+            client = OpenAIChatClient(ModelConfig(name=model_name, kind="openai", base_url=model_url))
+            try:
+                return await write_docs(built.tools, built.tables, client)
+            finally:
+                await client.aclose()
+
+        with console.status(f"documenting {len(built.tools)} functions with {model_name}"):
+            built.tools, report = asyncio.run(document())
+        built.stats["docs"] = {
+            "model": model_name,
+            "written": report.written,
+            "corrected": report.corrected,
+            "kept_template": len(report.kept_template),
+        }
+        console.print(
+            f"model docs: {report.written} written ({report.corrected} after corrections), "
+            f"{len(report.kept_template)} kept the template doc"
         )
     folder = write_build(built, out)
     print_build_summary(built.stats, built.problems, console)

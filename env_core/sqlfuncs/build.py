@@ -52,6 +52,7 @@ class BuiltSuite:
     databases: dict[str, Path]
     stats: dict[str, Any]
     problems: list[Problem] = field(default_factory=list)
+    tables: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # database -> table -> columns
 
 
 def _function_names(drafts: list[FunctionDraft], digest: str, seed: int) -> dict[str, tuple[str, list[str]]]:
@@ -302,6 +303,7 @@ def build_suite(
         databases={db: data.databases[db] for db in used},
         stats=stats,
         problems=problems,
+        tables={db: data.schemas[db].tables for db in used},
     )
 
 

@@ -1,0 +1,158 @@
+"""sqlfuncs: the build table for a Spider folder, compile time, and per-call latency of generated functions.
+
+Usage: python benchmarks/sqlfuncs_build.py [--spider PATH] [--repeats N] [--calls N] [--update-readme]
+
+With --update-readme the build table in README.md (between the sqlfuncs-stats markers) is regenerated from this
+run, so the figures there are never typed by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from env_core.faults import PRESET_SETTINGS
+from env_core.model import Action, ToolCall
+from env_core.sqlfuncs.build import build_suite, write_build
+from env_core.suites import load_suite
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SPIDER = REPO.parent / "shared" / "data" / "spider-dev"
+BEGIN, END = "<!-- sqlfuncs-stats:begin -->", "<!-- sqlfuncs-stats:end -->"
+PAPER = {  # HoHW §3.2 on full Spider, for comparison
+    "both paths match gold (kept)": "413",
+    "scenarios": "922",
+    "functions": "4,450",
+    "0": "2,160",
+    "1": "1,661",
+    "2": "568",
+    "3": "46",
+    "4+": "15",
+}
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def stats_table(stats: dict, spider: Path) -> str:
+    lines = [
+        f"Built from `{spider.name}` with seed {stats['seed']}, one augmentation tried per kept question"
+        " (`benchmarks/sqlfuncs_build.py --update-readme` regenerates this table).",
+        "",
+        "| stage | this build | HoHW paper (full Spider) |",
+        "|---|---:|---:|",
+    ]
+    for stage, count in stats["stages"].items():
+        lines.append(f"| {stage} | {count} | {PAPER.get(stage, '')} |")
+    lines.append(f"| scenarios after augmentation | {stats['scenarios']} | {PAPER['scenarios']} |")
+    lines.append(f"| functions generated | {stats['functions']} | {PAPER['functions']} |")
+    for arity, count in stats["functions_by_arguments"].items():
+        lines.append(f"| functions with {arity} argument(s) | {count} | {PAPER[arity]} |")
+    lines.append(f"| items skipped (malformed, unparseable, failing) | {stats['skipped']} | |")
+    return "\n".join(lines)
+
+
+def update_readme(table: str) -> None:
+    readme = REPO / "README.md"
+    text = readme.read_text()
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"README.md has no {BEGIN} ... {END} markers")
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
+    parser.add_argument("--repeats", type=int, default=5, help="builds to time")
+    parser.add_argument("--calls", type=int, default=3000, help="function calls to time")
+    parser.add_argument("--update-readme", action="store_true")
+    args = parser.parse_args()
+
+    compile_s = []
+    for _ in range(args.repeats):
+        started = time.perf_counter()
+        built = build_suite(args.spider, seed=0, augment=1)
+        compile_s.append(time.perf_counter() - started)
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        folder = write_build(built, Path(out) / "suite")
+        write_s = time.perf_counter() - started
+        started = time.perf_counter()
+        suite = load_suite(path=folder)
+        load_s = time.perf_counter() - started
+
+        # Per call through the environment (fault layer, schema validation, type checks, SQL on the episode's
+        # private copy): the gold calls of every plan of every scenario, round-robin.
+        calls = [
+            (scenario, planned)
+            for scenario in suite.scenarios
+            for plan in scenario.gold.plans
+            for planned in plan
+            if all(not isinstance(v, dict) and not hasattr(v, "from_call") for v in planned.arguments.values())
+        ]
+        env_by_scenario = {}
+        for scenario, _ in calls:
+            if scenario.id not in env_by_scenario:
+                env = suite.environment(scenario, 0, PRESET_SETTINGS["clean"])
+                env.reset()
+                env_by_scenario[scenario.id] = env
+        latencies = []
+        for i in range(args.calls):
+            scenario, planned = calls[i % len(calls)]
+            action = Action(
+                kind="tool_call", tool_call=ToolCall(id="b", name=planned.tool, arguments=planned.arguments)
+            )
+            started = time.perf_counter()
+            observation = env_by_scenario[scenario.id].step(action)
+            latencies.append((time.perf_counter() - started) * 1000)
+            assert observation is not None and observation.ok, observation
+        # a fresh episode copies the database it touches on first use: measure that separately
+        first_call = []
+        for scenario, planned in calls[: min(200, len(calls))]:
+            env = suite.environment(scenario, 0, PRESET_SETTINGS["clean"])
+            env.reset()
+            action = Action(
+                kind="tool_call", tool_call=ToolCall(id="b", name=planned.tool, arguments=planned.arguments)
+            )
+            started = time.perf_counter()
+            env.step(action)
+            first_call.append((time.perf_counter() - started) * 1000)
+            env.close()
+
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}"
+    )
+    print(
+        f"compile {args.spider.name} ({built.stats['stages']['questions in']} questions, "
+        f"{len(built.databases)} databases): median {statistics.median(compile_s):.3f} s, "
+        f"min {min(compile_s):.3f} s over {args.repeats} builds"
+    )
+    print(f"write the suite folder: {write_s:.3f} s; load it: {load_s:.3f} s")
+    print(
+        f"function call through the environment ({args.calls} calls): p50 {percentile(latencies, 50):.3f} ms, "
+        f"p99 {percentile(latencies, 99):.3f} ms"
+    )
+    print(
+        f"first call of an episode (database copy included, {len(first_call)} calls): "
+        f"p50 {percentile(first_call, 50):.3f} ms, p99 {percentile(first_call, 99):.3f} ms"
+    )
+    table = stats_table(built.stats, args.spider)
+    print()
+    print(table)
+    if args.update_readme:
+        update_readme(table)
+        print("\nREADME.md updated")
+
+
+if __name__ == "__main__":
+    main()
