@@ -267,9 +267,13 @@ def build_spider(spider: str | Path, seed: int, augment: int) -> Path:
     digest = read_spider(folder).digest
     target = suite_cache() / f"sqlfuncs-{digest[:16]}-s{seed}-a{augment}"
     if not (target / "suite.json").is_file():
-        staging = target.with_name(target.name + f".tmp{os.getpid()}")
+        # build beside the target and rename: concurrent builders (several workers) never see a half-written suite
+        staging = target.with_name(f"{target.name}.tmp{os.getpid()}")
         write_build(build_suite(folder, seed=seed, augment=augment), staging)
-        staging.replace(target) if not target.exists() else shutil.rmtree(staging)
+        try:
+            staging.rename(target)
+        except OSError:  # another process finished first: its build is identical
+            shutil.rmtree(staging, ignore_errors=True)
     return target
 
 

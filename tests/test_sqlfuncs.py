@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from spider_fixture import BAD_QUESTIONS, QUESTIONS, make_spider
 from typer.testing import CliRunner
 
@@ -360,3 +364,38 @@ def test_cli_build_prints_the_summary_and_rejects_bad_arguments(spider: Path, tm
     assert nowhere.exit_code == 2 and "Spider folder not found" in " ".join(nowhere.output.split())
     unknown = runner.invoke(app, ["build", "bird", "--out", str(tmp_path)])
     assert unknown.exit_code == 2 and "unknown family 'bird'" in unknown.output
+
+
+def test_a_spider_sweep_end_to_end_through_ray_with_the_family_report(spider: Path, tmp_path: Path) -> None:
+    config = {
+        "name": "hohw",
+        "models": ["oracle", "naive"],
+        "suites": [{"spider": str(spider), "access": {"mode": "open"}}],
+        "settings": ["clean", "first_tried", "impossible"],
+        "run": {"store": str(tmp_path / "runs")},
+    }
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(config))
+    env = {**os.environ, "UNDERTOW_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"}
+    undertow = str(Path(sys.executable).parent / "undertow")
+    done = subprocess.run(
+        [undertow, "run", "sweep.yaml"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "failures by category" in done.stdout and f"{spider.name}:open" in done.stdout
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    report = subprocess.run(
+        [undertow, "report", str(run_dir), "--format", "json", "--families"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert report.returncode == 0, report.stderr
+    summary = json.loads(report.stdout)[f"{spider.name}:open"]
+    oracle, naive = summary["models"]["oracle"], summary["models"]["naive"]
+    assert oracle["decrease"]["absolute_points"] == 0 and naive["decrease"]["absolute_points"] == 100
+    assert oracle["settings"]["impossible"]["accuracy"] == 1.0  # gave up: the right behaviour
+    first_tried = naive["settings"]["first_tried"]["errors"]
+    assert first_tried["percent"]["search"] == 100  # the chain never showed up in any search
+    assert naive["settings"]["impossible"]["errors"]["percent"]["no_give_up"] == 100
