@@ -70,6 +70,14 @@ class ToolBox(ABC):
 
 MAIN = "main"  # the database of a single-database tool box
 
+
+def fetch_rows(conn: sqlite3.Connection, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Run SQL and return its rows as records (column name -> value)."""
+    cursor = conn.execute(sql, params or {})
+    columns = [d[0] for d in cursor.description or ()]
+    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+
+
 Database = sqlite3.Connection | str | Path
 
 
@@ -141,17 +149,13 @@ class SqliteToolBox(ToolBox):
         for name in spec.parameters.get("properties", {}):
             params.setdefault(name, None)
         try:
-            cursor = conn.execute(spec.binding["sql"], params)
+            return fetch_rows(conn, spec.binding["sql"], params)
         except sqlite3.Error as exc:
             raise ToolExecutionError(f"{spec.name} failed: {exc}") from exc
-        columns = [d[0] for d in cursor.description or ()]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
     def query(self, sql: str, params: dict[str, Any] | None = None, database: str = MAIN) -> list[dict[str, Any]]:
         """Run read-only SQL on a pristine database (used to compute gold answers)."""
-        cursor = self.sources[database].execute(sql, params or {})
-        columns = [d[0] for d in cursor.description or ()]
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        return fetch_rows(self.sources[database], sql, params)
 
     def database_bytes(self, database: str = MAIN) -> bytes:
         return self.sources[database].serialize()

@@ -14,7 +14,7 @@ from pydantic import Field
 from env_core.environment import Environment
 from env_core.model import Action, Observation, Outcome, Step, Strict, ToolCall, ToolError, ToolSpec, Trajectory, Turn
 from env_core.sandbox import FunctionStub, Kernel, ToolReply, python_name
-from workers.clients import ModelClient, ModelError
+from workers.clients import ChatReply, ModelClient, ModelError
 
 GIVE_UP_MARKER = "CANNOT_SOLVE"
 
@@ -72,6 +72,24 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+async def _model_turn(
+    client: ModelClient, messages: list[dict[str, Any]], tools: list[dict[str, Any]], index: int, trajectory: Trajectory
+) -> ChatReply | None:
+    """Ask the model for its next reply and record the turn; None (outcome model_error recorded) if it failed."""
+    started = time.perf_counter()
+    try:
+        reply = await client.complete(messages, tools)
+    except ModelError as exc:
+        trajectory.outcome, trajectory.error = Outcome.model_error, str(exc)
+        return None
+    latency = (time.perf_counter() - started) * 1000.0
+    turn = Turn(
+        index=index, content=reply.content, latency_ms=latency, usage=reply.usage, finish_reason=reply.finish_reason
+    )
+    trajectory.turns.append(turn)
+    return reply
+
+
 async def run_agent(env: Environment, client: ModelClient, config: AgentConfig, trajectory: Trajectory) -> Trajectory:
     """Play one episode into ``trajectory``. ``InfraError`` from the client propagates: the caller records it."""
     start = env.reset()
@@ -81,22 +99,9 @@ async def run_agent(env: Environment, client: ModelClient, config: AgentConfig, 
     ]
     parse_failures = 0
     for index in range(config.max_turns):
-        tools = [spec.openai() for spec in env.tools()]
-        started = time.perf_counter()
-        try:
-            reply = await client.complete(messages, tools)
-        except ModelError as exc:
-            trajectory.outcome, trajectory.error = Outcome.model_error, str(exc)
+        reply = await _model_turn(client, messages, [spec.openai() for spec in env.tools()], index, trajectory)
+        if reply is None:
             return trajectory
-        trajectory.turns.append(
-            Turn(
-                index=index,
-                content=reply.content,
-                latency_ms=(time.perf_counter() - started) * 1000.0,
-                usage=reply.usage,
-                finish_reason=reply.finish_reason,
-            )
-        )
         if reply.tool_calls:
             messages.append(_assistant_message(reply.content, reply.tool_calls))
             for call in reply.tool_calls:
@@ -186,21 +191,9 @@ async def run_codeact(env: Environment, client: ModelClient, config: AgentConfig
         stubs(start.tools), call_tool, step_timeout_s=config.step_timeout_s, memory_mb=config.memory_mb
     ) as kernel:
         for index in range(config.max_turns):
-            started = time.perf_counter()
-            try:
-                reply = await client.complete(messages, [])
-            except ModelError as exc:
-                trajectory.outcome, trajectory.error = Outcome.model_error, str(exc)
+            reply = await _model_turn(client, messages, [], index, trajectory)
+            if reply is None:
                 return trajectory
-            trajectory.turns.append(
-                Turn(
-                    index=index,
-                    content=reply.content,
-                    latency_ms=(time.perf_counter() - started) * 1000.0,
-                    usage=reply.usage,
-                    finish_reason=reply.finish_reason,
-                )
-            )
             text = reply.content or ""
             kind, code = parse_codeact(text)
             if kind == "none" and reply.finish_reason == "length":

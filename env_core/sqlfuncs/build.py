@@ -26,21 +26,21 @@ from env_core.model import SCHEMA_VERSION, ArgRef, Gold, PlannedCall, Scenario, 
 from env_core.sqlfuncs.compile import (
     ARGUMENT_WORDS,
     FAMILY,
+    JSON_TYPES,
     MAX_ROWS,
     Compiled,
     FunctionDraft,
     Problem,
     SpiderData,
     compile_question,
+    fetch_rows,
     read_spider,
-    run,
     run_chain,
     run_direct,
     same_rows,
 )
 
 SUITE_VERSION = "1"
-_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "list": "array"}
 _PLACEHOLDER = re.compile(r":a(\d+)\b")
 
 
@@ -95,7 +95,7 @@ def _document(draft: FunctionDraft, arguments: list[str]) -> tuple[str, dict[str
             schema: dict[str, Any] = {"type": "array", "description": description}
         else:
             target = f"`{param.column[0]}.{param.column[1]}`" if param.column else "the query's condition"
-            schema = {"type": _JSON_TYPES[param.type], "description": f"a {param.type} value for {target}"}
+            schema = {"type": JSON_TYPES[param.type], "description": f"a {param.type} value for {target}"}
         properties[name] = schema
     parameters = {
         "type": "object",
@@ -151,7 +151,7 @@ def _augmentations(
         table, column = param.column
         values = [
             r["v"]
-            for r in run(conn, f'SELECT DISTINCT "{column}" AS v FROM "{table}" WHERE "{column}" IS NOT NULL')
+            for r in fetch_rows(conn, f'SELECT DISTINCT "{column}" AS v FROM "{table}" WHERE "{column}" IS NOT NULL')
             if isinstance(r["v"], str) and r["v"] != param.value and r["v"].strip()
         ]
         values.sort()
@@ -225,7 +225,7 @@ def build_suite(
         if len(result.gold) > MAX_ROWS:
             continue
         stages["at most 100 rows"] += 1
-        if not _nested(result):
+        if not result.nested:
             continue
         stages["nested SELECT"] += 1
         if result.chain:
@@ -244,7 +244,7 @@ def build_suite(
     for tool in tools:
         if not tool.binding["params"] and tool.binding["database"] in {c.question.db_id for c in kept}:
             db = tool.binding["database"]
-            fixed_outputs.setdefault(db, {})[tool.name] = run(connections[db], tool.binding["sql"])
+            fixed_outputs.setdefault(db, {})[tool.name] = fetch_rows(connections[db], tool.binding["sql"])
     scenarios: list[Scenario] = []
     augmented = 0
     for compiled in kept:
@@ -305,17 +305,6 @@ def build_suite(
         problems=problems,
         tables={db: data.schemas[db].tables for db in used},
     )
-
-
-def _nested(compiled: Compiled) -> bool:
-    return compiled.chain != [] or _has_subquery(compiled.question.query)
-
-
-def _has_subquery(query: str) -> bool:
-    try:
-        return next(sqlglot.parse_one(query, read="sqlite").find_all(exp.Subquery), None) is not None
-    except sqlglot.errors.SqlglotError:
-        return False
 
 
 def write_build(built: BuiltSuite, out: str | Path) -> Path:

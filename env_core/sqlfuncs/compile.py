@@ -31,6 +31,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
+from env_core.tools import fetch_rows
+
 FAMILY = "sqlfuncs"
 MAX_ROWS = 100
 
@@ -61,7 +63,7 @@ _GREEK = [
     "omega",
 ]
 ARGUMENT_WORDS = [f"{a}_{b}" for a in _GREEK for b in _GREEK if a != b]
-_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "list": "array"}
+JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "list": "array"}  # argument type -> schema
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
 
 
@@ -293,10 +295,6 @@ def _first_start(node: exp.Expression) -> int:
     return min(starts) if starts else 0
 
 
-def has_nested_select(tree: exp.Expression) -> bool:
-    return bool(top_level_subqueries(tree))
-
-
 def _draft(db_id: str, tree: exp.Expression, params: list[Param], role: str) -> FunctionDraft:
     """Renumber the placeholders a function actually uses, in argument order, to a0, a1, ..."""
     used = _placeholders(tree)
@@ -317,14 +315,9 @@ class Compiled:
     gold: list[dict[str, Any]]
     ordered: bool  # the gold query orders its rows: compare in order
     direct: FunctionDraft
+    nested: bool = False  # the query has a nested SELECT (whether or not it could be decomposed)
     chain: list[FunctionDraft] = field(default_factory=list)  # inner functions..., outer function
     chain_inputs: list[list[str]] = field(default_factory=list)  # for the outer: inner output columns, per inner
-
-
-def run(conn: sqlite3.Connection, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    cursor = conn.execute(sql, params or {})
-    columns = [d[0] for d in cursor.description or ()]
-    return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
 def call_args(function: FunctionDraft, overrides: dict[int, Any] | None = None) -> dict[str, Any]:
@@ -346,7 +339,7 @@ def same_rows(a: list[dict[str, Any]], b: list[dict[str, Any]], ordered: bool) -
 
 
 def run_direct(conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None) -> list:
-    return run(conn, compiled.direct.sql, bind(call_args(compiled.direct, overrides)))
+    return fetch_rows(conn, compiled.direct.sql, bind(call_args(compiled.direct, overrides)))
 
 
 def run_chain(conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None) -> list:
@@ -355,10 +348,10 @@ def run_chain(conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int,
     arguments = call_args(outer, overrides)
     list_params = iter(p for p in outer.params if p.type == "list")
     for inner, columns in zip(inners, compiled.chain_inputs, strict=True):
-        rows = run(conn, inner.sql, bind(call_args(inner, overrides)))
+        rows = fetch_rows(conn, inner.sql, bind(call_args(inner, overrides)))
         for column in columns:
             arguments[next(list_params).placeholder] = [row[column] for row in rows]
-    return run(conn, outer.sql, bind(arguments))
+    return fetch_rows(conn, outer.sql, bind(arguments))
 
 
 def compile_question(question: Question, schema: Schema, conn: sqlite3.Connection) -> Compiled | Problem:
@@ -371,7 +364,7 @@ def compile_question(question: Question, schema: Schema, conn: sqlite3.Connectio
     if tree is None:
         return Problem(where, "unparseable query", "empty query")
     try:
-        gold = run(conn, question.query)
+        gold = fetch_rows(conn, question.query)
     except sqlite3.Error as exc:
         return Problem(where, "gold query fails", f"on the database: {exc}")
     ordered = isinstance(tree, exp.Select) and tree.args.get("order") is not None
@@ -386,6 +379,7 @@ def compile_question(question: Question, schema: Schema, conn: sqlite3.Connectio
         return Problem(where, "parameterization failed", "the parameterized query returns other rows than gold")
     compiled.gold = check  # the same rows, with the column names the function itself returns
     subqueries = top_level_subqueries(parameterized)
+    compiled.nested = bool(subqueries)
     if not subqueries:
         return compiled
     outer_tree = parameterized.copy()

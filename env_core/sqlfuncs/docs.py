@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from env_core.model import ToolSpec
+from env_core.sqlfuncs.compile import JSON_TYPES
 
 _EXAMPLE_TOOL = {
     "name": "function_7",
@@ -29,7 +30,6 @@ _EXAMPLE_DOC = {
         },
     },
 }
-_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "list": "array"}
 
 
 def doc_messages(tool: ToolSpec, tables: dict[str, list[str]]) -> list[dict[str, str]]:
@@ -66,7 +66,7 @@ def doc_problems(doc: Any, tool: ToolSpec) -> list[str]:
     parameters = function.get("parameters")
     if not isinstance(parameters, dict) or not isinstance(parameters.get("properties"), dict):
         return [*problems, "parameters.properties must be an object"]
-    expected = {p["name"]: _JSON_TYPES[p["type"]] for p in tool.binding.get("params", [])}
+    expected = {p["name"]: JSON_TYPES[p["type"]] for p in tool.binding.get("params", [])}
     properties = parameters["properties"]
     if set(properties) != set(expected):
         problems.append(f"arguments must be exactly {sorted(expected)}, got {sorted(properties)}")
