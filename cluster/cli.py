@@ -270,6 +270,73 @@ def build(
     console.print(f"wrote {built.stats['functions']} functions and {built.stats['scenarios']} scenarios to {folder}")
 
 
+@app.command(name="retrieval-eval")
+def retrieval_eval(
+    suite_path: Annotated[Path | None, typer.Option("--suite", help="a built suite folder")] = None,
+    spider: Annotated[Path | None, typer.Option("--spider", help="a Spider folder (compiled with seed 0)")] = None,
+    modes: Annotated[str, typer.Option("--modes", help="comma-separated: bm25,dense,hybrid,lexical")] = (
+        "bm25,dense,hybrid,lexical"
+    ),
+    ks: Annotated[str, typer.Option("--k", help="comma-separated cut-offs")] = "1,3,9",
+    model: Annotated[str, typer.Option("--model", help="sentence-transformers model (name or path)")] = (
+        "all-MiniLM-L6-v2"
+    ),
+    device: Annotated[str, typer.Option("--device", help="cpu | cuda")] = "cpu",
+    index: Annotated[str, typer.Option("--index", help="faiss index: flat | ivf | hnsw")] = "flat",
+    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+) -> None:
+    """Recall@k of each scenario's solution functions when the query is the task text, per search mode."""
+    from env_core.search import LexicalSearch
+    from retrieval.evaluate import recall_at_k
+    from retrieval.index import RetrievalConfig, ToolIndex
+
+    try:
+        if (suite_path is None) == (spider is None):
+            raise SuiteError("give either --suite FOLDER or --spider FOLDER")
+        cutoffs = sorted({int(k) for k in ks.split(",") if k.strip()})
+        if not cutoffs or cutoffs[0] < 1:
+            raise SuiteError(f"--k: expected positive integers, got '{ks}'")
+        chosen = [m.strip() for m in modes.split(",") if m.strip()]
+        unknown = [m for m in chosen if m not in ("bm25", "dense", "hybrid", "lexical")]
+        if unknown or not chosen:
+            raise SuiteError(f"--modes: unknown {unknown or modes}; expected bm25, dense, hybrid, lexical")
+        config = RetrievalConfig.model_validate({"model": model, "device": device, "index": index})
+        from env_core.suites import SuiteRef
+
+        ref = SuiteRef(path=str(suite_path)) if suite_path else SuiteRef(spider=str(spider))
+        suite = ref.load()
+    except (*USER_ERRORS, ValueError) as exc:
+        raise _fail(exc) from None
+    from retrieval.embedder import Embedder
+
+    specs = list(suite.toolbox.specs.values())
+    embedder = Embedder(config.model, config.device, config.batch_size)  # one model load for every mode
+    rows = {}
+    for mode in chosen:
+        started = time.perf_counter()
+        searcher = LexicalSearch(specs) if mode == "lexical" else ToolIndex(specs, mode, config, embedder)  # type: ignore[arg-type]
+        build_s = time.perf_counter() - started
+        rows[mode] = {**recall_at_k(suite.scenarios, searcher, cutoffs), "build_s": round(build_s, 3)}
+    if format == "json":
+        print(summary_json({"tools": len(specs), "model": model, "index": index, "modes": rows}))
+        return
+    from rich.table import Table
+
+    table = Table(
+        title=f"{ref.label}: {len(specs)} tools, {len(suite.scenarios)} scenarios, query = task text",
+        title_justify="left",
+    )
+    table.add_column("mode")
+    for k in cutoffs:
+        table.add_column(f"hit@{k}", justify="right")
+        table.add_column(f"recall@{k}", justify="right")
+    table.add_column("build s", justify="right")
+    for mode, row in rows.items():
+        cells = [f"{100 * row['at'][k][m]:.1f}%" for k in cutoffs for m in ("hit", "recall")]
+        table.add_row(mode, *cells, f"{row['build_s']:.2f}")
+    console.print(table)
+
+
 @app.command(name="list")
 def list_builtins() -> None:
     """List built-in suites and setting presets."""

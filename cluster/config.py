@@ -16,6 +16,7 @@ from env_core.faults import PRESET_SETTINGS, Setting
 from env_core.model import Strict
 from env_core.scenarios import validation_problems
 from env_core.suites import BUILTIN_SUITES, SuiteRef
+from retrieval.index import RetrievalConfig
 from workers.agent import AgentConfig
 from workers.clients import POLICIES, ModelConfig
 
@@ -44,6 +45,7 @@ class SweepConfig(Strict):
     settings: list[Setting] = Field(default_factory=lambda: [PRESET_SETTINGS["clean"]], min_length=1)
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     run: RunOptions = Field(default_factory=RunOptions)
 
     @model_validator(mode="before")

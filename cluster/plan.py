@@ -49,8 +49,9 @@ class RunManifest(Strict):
 
 
 def _digest(*parts: Any) -> str:
+    """16 hex digits of the sha256 of the parts' canonical JSON."""
     text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def code_version() -> str:
@@ -104,14 +105,16 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
             )
         )
     hashes = {s.label: s.content_hash for s in suites}
+    # the embedding cache lives in the run store, so every worker of a cluster shares it
+    retrieval = config.retrieval
+    if retrieval.cache is None:
+        retrieval = retrieval.model_copy(update={"cache": str(Path(config.run.store).resolve() / ".embeddings")})
     for model in config.models:
         for ref, suite in loaded:
             for setting in config.settings:
                 episodes = [
                     EpisodePlan(
-                        episode_id=_digest(model.name, ref.label, hashes[ref.label], setting.name, scenario.id, seed)[
-                            :16
-                        ],
+                        episode_id=_digest(model.name, ref.label, hashes[ref.label], setting.name, scenario.id, seed),
                         scenario_id=scenario.id,
                         seed=seed,
                     )
@@ -126,9 +129,10 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
                         hashes[ref.label],
                         setting.model_dump(mode="json"),
                         config.agent.model_dump(mode="json"),
+                        retrieval.model_dump(mode="json", exclude={"cache"}),
                         [e.model_dump() for e in chunk],
                         code,
-                    )[:16]
+                    )
                     shards.append(
                         ShardSpec(
                             shard_id=shard_id,
@@ -136,6 +140,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
                             suite=ref,
                             setting=setting,
                             agent=config.agent,
+                            retrieval=retrieval,
                             episodes=chunk,
                         )
                     )

@@ -45,7 +45,8 @@ def tool_document(spec: ToolSpec) -> str:
 
 
 class LexicalSearch:
-    """TF-IDF cosine over word tokens: a dependency-free default until a retrieval index is configured."""
+    """TF-IDF cosine over word tokens: the model-free search (``search: lexical``); the ``retrieval`` package
+    serves the BM25, dense and hybrid indexes."""
 
     def __init__(self, specs: Iterable[ToolSpec]):
         self.names: list[str] = []
@@ -104,10 +105,16 @@ class ToolAccess(Strict):
     mode: Literal["closed", "open"] = "closed"
     distractors: int = Field(default=0, ge=0, description="closed: extra tools from the universe")
     max_results: int = Field(default=MAX_RESULTS, ge=1, description="open: cap on search_tools num_results")
+    search: Literal["dense", "hybrid", "bm25", "lexical"] = Field(
+        default="dense",
+        description="open: the retrieval index behind search_tools (lexical: built-in TF-IDF, no model)",
+    )
 
     @property
     def label(self) -> str:
-        return "open" if self.mode == "open" else f"closed+{self.distractors}"
+        if self.mode == "closed":
+            return f"closed+{self.distractors}"
+        return "open" if self.search == "dense" else f"open-{self.search}"
 
     def apply(self, scenario: Scenario, universe: list[str], seed: int) -> Scenario:
         """The scenario as the agent meets it: its tool list under this access mode."""

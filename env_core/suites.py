@@ -28,7 +28,7 @@ from env_core.scenarios import (
     scenario_problems,
     write_scenarios,
 )
-from env_core.search import LexicalSearch, ToolAccess
+from env_core.search import LexicalSearch, Searcher, ToolAccess
 from env_core.tools import MAIN, SqliteToolBox, ToolBox
 
 
@@ -50,13 +50,19 @@ class Suite:
         return LexicalSearch(self.toolbox.specs.values())
 
     def environment(
-        self, scenario: Scenario, seed: int, setting: Setting, access: ToolAccess | None = None
+        self,
+        scenario: Scenario,
+        seed: int,
+        setting: Setting,
+        access: ToolAccess | None = None,
+        searcher: Searcher | None = None,
     ) -> Environment:
-        """One episode's environment: faults resolved against the scenario, tools shown as ``access`` says."""
+        """One episode's environment: faults resolved against the scenario, tools shown as ``access`` says. Open
+        access searches with ``searcher`` (a retrieval index), or the built-in lexical search."""
         access = access or ToolAccess()
         faults = resolve_faults(scenario, setting)
         shown = access.apply(scenario, list(self.toolbox.specs), seed)
-        search = self.searcher if access.mode == "open" else None
+        search = (searcher or self.searcher) if access.mode == "open" else None
         return Environment(shown, self.toolbox, seed=seed, faults=faults, search=search, max_results=access.max_results)
 
     def content_hash(self) -> str:

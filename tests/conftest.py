@@ -13,6 +13,20 @@ from env_core.suites import Suite, SuiteRef
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Suites built on first use and embedding caches go to a temporary folder, not the user's home."""
+    import os
+
+    previous = os.environ.get("UNDERTOW_CACHE")
+    os.environ["UNDERTOW_CACHE"] = str(tmp_path_factory.mktemp("undertow-cache"))
+    yield
+    if previous is None:
+        os.environ.pop("UNDERTOW_CACHE", None)
+    else:
+        os.environ["UNDERTOW_CACHE"] = previous
+
+
 @pytest.fixture(scope="session")
 def smoke_ref() -> SuiteRef:
     return SuiteRef(name="smoke")

@@ -18,7 +18,10 @@ from pydantic import Field
 
 from env_core.faults import Setting, expects_give_up
 from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
+from env_core.search import Searcher
 from env_core.suites import Suite, SuiteRef
+from retrieval.index import RetrievalConfig
+from retrieval.service import searcher_for
 from scoring.trajectory import family_details, score_trajectory
 from workers.agent import AgentConfig, run_agent, run_codeact
 from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient
@@ -39,6 +42,7 @@ class ShardSpec(Strict):
     suite: SuiteRef
     setting: Setting
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     episodes: list[EpisodePlan]
 
 
@@ -80,10 +84,15 @@ def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Traje
 
 
 async def run_episode(
-    shard: ShardSpec, suite: Suite, scenario: Scenario, plan: EpisodePlan, shared_client: ModelClient | None
+    shard: ShardSpec,
+    suite: Suite,
+    scenario: Scenario,
+    plan: EpisodePlan,
+    shared_client: ModelClient | None,
+    searcher: Searcher | None = None,
 ) -> tuple[EpisodeResult, Trajectory]:
     started = time.perf_counter()
-    env = suite.environment(scenario, plan.seed, shard.setting, shard.suite.access)
+    env = suite.environment(scenario, plan.seed, shard.setting, shard.suite.access, searcher)
     trajectory = Trajectory(
         episode_id=plan.episode_id,
         scenario_id=scenario.id,
@@ -127,10 +136,14 @@ async def run_shard_async(shard: ShardSpec) -> ShardOutput:
     suite = shard.suite.load()
     shared = OpenAIChatClient(shard.model) if shard.model.kind == "openai" else None
     limit = asyncio.Semaphore(shard.model.concurrency)
+    access = shard.suite.access
+    searcher = None
+    if access.mode == "open" and access.search != "lexical":
+        searcher = searcher_for(list(suite.toolbox.specs.values()), access.search, shard.retrieval)
 
     async def one(plan: EpisodePlan) -> tuple[EpisodeResult, Trajectory]:
         async with limit:
-            return await run_episode(shard, suite, suite.by_id[plan.scenario_id], plan, shared)
+            return await run_episode(shard, suite, suite.by_id[plan.scenario_id], plan, shared, searcher)
 
     try:
         pairs = await asyncio.gather(*(one(p) for p in shard.episodes))
