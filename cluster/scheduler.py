@@ -13,13 +13,14 @@ import asyncio
 import logging
 import os
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import ray
 
 from cluster.plan import RunManifest
 from cluster.store import RunStore
+from retrieval.service import index_actor, release_index_actors
 from workers.clients import probe_endpoint
 from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
 
@@ -101,6 +102,7 @@ def execute(
     if not runnable:
         return execution
 
+    start_index_actors(runnable)
     size = min(workers or int(ray.cluster_resources().get("CPU", 1)), len(runnable))
     idle = [EpisodeWorker.remote() for _ in range(max(size, 1))]
     in_flight: dict[ray.ObjectRef, tuple[ShardSpec, ray.actor.ActorHandle]] = {}
@@ -128,4 +130,19 @@ def execute(
         commit(output)
     for actor in idle:
         ray.kill(actor, no_restart=True)
+    release_index_actors()
     return execution
+
+
+def start_index_actors(shards: Iterable[ShardSpec]) -> None:
+    """One retrieval index actor per alive node for each retrieval config that open-world shards use, created
+    (and so owned) by the driver: workers find them by name, and they outlive any single worker."""
+    configs = {
+        s.retrieval.model_dump_json(): s.retrieval
+        for s in shards
+        if s.suite.access.mode == "open" and s.suite.access.search != "lexical" and s.retrieval.service == "actor"
+    }
+    for config in configs.values():
+        for node in ray.nodes():
+            if node.get("Alive"):
+                index_actor(config, node["NodeID"])

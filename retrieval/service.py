@@ -73,24 +73,40 @@ class ActorSearcher:
 
 
 _local: dict[str, Indexes] = {}
+_actors: dict[tuple[str, str], Any] = {}  # handles kept for the life of the process: an owner's handle keeps it alive
 
 
 def _config_key(config: RetrievalConfig) -> str:
     return hashlib.sha256(config.model_dump_json().encode()).hexdigest()[:12]
 
 
-def index_actor(config: RetrievalConfig) -> Any:
-    """This node's index actor for ``config``, created on first use (named per node, found by later callers)."""
+def index_actor(config: RetrievalConfig, node_id: str | None = None) -> Any:
+    """The index actor for ``config`` on a node (default: this one), created on first use and found by name later.
+
+    The run's driver creates one per node before dispatching work (``cluster.scheduler``), so it owns them and they
+    live until the run ends; a worker that finds none creates it, and this process keeps the handle."""
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    node = ray.get_runtime_context().get_node_id()
-    service = ray.remote(num_cpus=0)(Indexes)
-    return service.options(
-        name=f"undertow-index-{node[:12]}-{_config_key(config)}",
-        get_if_exists=True,
-        scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
-    ).remote(config)
+    node = node_id or ray.get_runtime_context().get_node_id()
+    key = (node, _config_key(config))
+    if key not in _actors:
+        service = ray.remote(num_cpus=0)(Indexes)
+        _actors[key] = service.options(
+            name=f"undertow-index-{node[:12]}-{key[1]}",
+            get_if_exists=True,
+            scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+        ).remote(config)
+    return _actors[key]
+
+
+def release_index_actors() -> None:
+    """Stop the index actors this process created or found (the driver calls it when a run ends)."""
+    import ray
+
+    for actor in _actors.values():
+        ray.kill(actor, no_restart=True)
+    _actors.clear()
 
 
 def searcher_for(specs: list[ToolSpec], mode: Mode, config: RetrievalConfig) -> LocalSearcher | ActorSearcher:

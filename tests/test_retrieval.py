@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import ray
 from spider_fixture import make_spider
+from typer.testing import CliRunner
 
+from cluster.cli import app
+from cluster.scheduler import start_index_actors
 from env_core.faults import PRESET_SETTINGS, Setting
 from env_core.model import Action, DisclosureRule, FaultKind, FaultSpec, Observation, ToolCall, ToolSpec
 from env_core.search import GET_INFO, SEARCH_TOOLS, ToolAccess
 from env_core.sqlfuncs.build import build_suite, write_build
-from env_core.suites import Suite, load_suite
+from env_core.suites import Suite, SuiteRef, load_suite
 from retrieval.cache import EmbeddingCache
 from retrieval.embedder import Embedder
 from retrieval.evaluate import recall_at_k
 from retrieval.index import RetrievalConfig, ToolIndex, universe_key
-from retrieval.service import LocalSearcher, index_actor, searcher_for
+from retrieval.service import LocalSearcher, index_actor, release_index_actors, searcher_for
+from workers.runner import ShardSpec
 
 PLANTED = ToolSpec(
     name="function_planted",
@@ -188,3 +194,55 @@ def test_the_index_actor_is_one_per_node_and_serves_concurrent_callers(
     assert answers[0][0] == PLANTED.name
     info = ray.get(actor.stats.remote())
     assert info["pid"] != os.getpid() and info["indexes"] == 1 and info["rss_mb"] > 50
+
+
+def test_retrieval_eval_cli(suite: Suite, tmp_path: Path) -> None:
+    folder = write_build(build_suite(make_spider(tmp_path / "spider")), tmp_path / "suite")
+    runner = CliRunner()
+    done = runner.invoke(app, ["retrieval-eval", "--suite", str(folder), "--modes", "bm25,lexical", "--format", "json"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.output)
+    assert set(report["modes"]) == {"bm25", "lexical"} and report["tools"] == len(suite.toolbox.specs)
+    assert all(0 <= row["at"]["9"]["hit"] <= 1 for row in report["modes"].values())
+    for args, message in [
+        ([], "give either --suite FOLDER or --spider FOLDER"),
+        (["--suite", str(folder), "--k", "0"], "--k: expected positive integers"),
+        (["--suite", str(folder), "--modes", "magic"], "--modes: unknown ['magic']"),
+    ]:
+        bad = runner.invoke(app, ["retrieval-eval", *args])
+        assert bad.exit_code == 2 and message in " ".join(bad.output.split()), bad.output
+
+
+def test_the_index_actor_outlives_the_workers_that_use_it(
+    ray_local: None, universe: list[ToolSpec], tmp_path: Path
+) -> None:
+    """The driver creates the node's index actor (cluster.scheduler.start_index_actors), so a worker that used it
+    and is gone does not take it down while another worker is still searching with it."""
+    config = RetrievalConfig(cache=str(tmp_path), service="actor")
+    shard = ShardSpec(
+        shard_id="s",
+        model={"name": "random"},
+        suite=SuiteRef(name="smoke", access=ToolAccess(mode="open")),
+        setting=PRESET_SETTINGS["clean"],
+        retrieval=config,
+        episodes=[],
+    )
+    start_index_actors([shard])
+
+    @ray.remote(num_cpus=0)
+    class Worker:
+        def prepare(self) -> None:
+            self.searcher = searcher_for(universe, "bm25", config)
+
+        def search(self, query: str) -> list[str]:
+            return self.searcher.search(query, 3)
+
+    first, second = Worker.remote(), Worker.remote()
+    ray.get(first.prepare.remote())
+    ray.get(second.prepare.remote())
+    ray.kill(first)
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(first.prepare.remote())  # the first worker is gone for good
+    time.sleep(1.0)  # give an owner's death time to reach what it owned
+    assert ray.get(second.search.remote(PLANTED.description))[0] == PLANTED.name
+    release_index_actors()

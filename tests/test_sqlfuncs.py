@@ -369,10 +369,10 @@ def test_cli_build_prints_the_summary_and_rejects_bad_arguments(spider: Path, tm
 def test_a_spider_sweep_end_to_end_through_ray_with_the_family_report(spider: Path, tmp_path: Path) -> None:
     config = {
         "name": "hohw",
-        "models": ["oracle", "naive"],
+        "models": ["oracle", "naive", "random"],  # random searches: many shards share the node's index actor
         "suites": [{"spider": str(spider), "access": {"mode": "open"}}],
         "settings": ["clean", "first_tried", "impossible"],
-        "run": {"store": str(tmp_path / "runs")},
+        "run": {"store": str(tmp_path / "runs"), "shard_size": 2},
     }
     (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(config))
     env = {**os.environ, "UNDERTOW_CACHE": str(tmp_path / "cache"), "COLUMNS": "200"}
@@ -393,6 +393,15 @@ def test_a_spider_sweep_end_to_end_through_ray_with_the_family_report(spider: Pa
     )
     assert report.returncode == 0, report.stderr
     summary = json.loads(report.stdout)[f"{spider.name}:open"]
+    rows = subprocess.run(
+        [undertow, "report", str(run_dir), "--format", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert all(row["outcomes"]["infra_error"] == 0 for row in json.loads(rows.stdout))  # the index actor stayed up
     oracle, naive = summary["models"]["oracle"], summary["models"]["naive"]
     assert oracle["decrease"]["absolute_points"] == 0 and naive["decrease"]["absolute_points"] == 100
     assert oracle["settings"]["impossible"]["accuracy"] == 1.0  # gave up: the right behaviour
