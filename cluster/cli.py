@@ -270,6 +270,78 @@ def build(
     console.print(f"wrote {built.stats['functions']} functions and {built.stats['scenarios']} scenarios to {folder}")
 
 
+@app.command()
+def replay(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
+    episode: Annotated[str, typer.Argument(metavar="EPISODE", help="episode id (a unique prefix is enough)")],
+    store: Annotated[str, typer.Option("--store", help="run store folder")] = "runs",
+) -> None:
+    """Re-run one episode from its recorded model replies; it must reproduce the trajectory and the score."""
+    import asyncio
+
+    from workers.replay import ReplayClient, first_difference, stable
+    from workers.runner import run_episode, shard_searcher
+
+    try:
+        run_store = RunStore.open(run_id, store)
+        manifest = run_store.manifest()
+        found = [(s, e) for s in manifest.shards for e in s.episodes if e.episode_id.startswith(episode)]
+        if len(found) != 1:
+            raise StoreError(
+                f"episode '{episode}' matches {len(found)} episodes of {manifest.run_id}; give more of its id"
+            )
+        shard, plan = found[0]
+        if shard.shard_id not in run_store.committed():
+            raise StoreError(f"episode {plan.episode_id} has no committed result yet")
+        recorded = next(t for t in run_store.trajectories(shard.shard_id) if t.episode_id == plan.episode_id)
+        result = next(r for r in run_store.results() if r.episode_id == plan.episode_id)
+        if recorded.outcome == Outcome.infra_error:
+            raise StoreError(f"episode {plan.episode_id} ended in infra_error: there is no reply to replay; rerun it")
+        suite = shard.suite.load()
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    scenario = suite.by_id[plan.scenario_id]
+    replayed, trajectory = asyncio.run(
+        run_episode(shard, suite, scenario, plan, ReplayClient(recorded), shard_searcher(shard, suite))
+    )
+    keep = {
+        "solved",
+        "gave_up",
+        "expected_give_up",
+        "correct",
+        "safety_violation",
+        "missing_required",
+        "checkpoint_score",
+        "score",
+        "outcome",
+        "n_turns",
+        "n_tool_calls",
+        "n_tool_errors",
+        "faults_fired",
+        "prompt_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "n_parse_failures",
+        "details",
+    }
+    differences = [
+        first_difference(stable(recorded.model_dump(mode="json")), stable(trajectory.model_dump(mode="json"))),
+        first_difference(result.model_dump(mode="json", include=keep), replayed.model_dump(mode="json", include=keep)),
+    ]
+    differences = [d for d in differences if d]
+    summary = (
+        f"{plan.episode_id} ({shard.model.name}, {shard.suite.label}, {shard.setting.name}, "
+        f"{plan.scenario_id}): {len(trajectory.turns)} turns, {len(trajectory.steps)} steps, "
+        f"outcome {replayed.outcome.value}, score {replayed.score}"
+    )
+    if differences:
+        errors.print(f"[red]replay differs[/red] — {summary}", soft_wrap=True)
+        for difference in differences:
+            errors.print(f"  {difference}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1)
+    console.print(f"[green]identical[/green] trajectory and score — {summary}", soft_wrap=True)
+
+
 @app.command(name="retrieval-eval")
 def retrieval_eval(
     suite_path: Annotated[Path | None, typer.Option("--suite", help="a built suite folder")] = None,

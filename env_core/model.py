@@ -302,6 +302,7 @@ class Observation(Strict):
 class Usage(Strict):
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens served from the server's prefix cache
 
 
 class Step(Strict):
@@ -311,13 +312,20 @@ class Step(Strict):
 
 
 class Turn(Strict):
-    """One model reply: its text, its latency and token usage. Its actions are the steps with this turn index."""
+    """One model reply as received — text, native tool calls, finish reason, usage — with its latency, the hashes
+    of the request and the response (replay checks them), and how its text was parsed. The actions it led to are
+    the steps with this turn index."""
 
     index: int
     content: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
     latency_ms: float = 0.0
     usage: Usage = Field(default_factory=Usage)
     finish_reason: str | None = None
+    request_sha256: str = ""
+    response_sha256: str = ""
+    parse_stage: str | None = None  # text protocols: which parser stage read the reply
+    parse_error: str | None = None  # the reply could not be parsed (fed back to the model)
 
 
 class Outcome(StrEnum):
@@ -372,6 +380,8 @@ class EpisodeResult(Versioned):
     faults_fired: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    n_parse_failures: int = 0  # replies that could not be parsed into actions
     wall_ms: float = 0.0
     model_ms: float = 0.0
     tool_ms: float = 0.0

@@ -15,7 +15,8 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
     ``n`` counts every recorded episode; rates are over ``n_valid``, the episodes that did not end in
     ``infra_error`` (an infrastructure failure says nothing about the model). ``accuracy`` is the share whose
     answer matched the gold answer; ``correct_rate`` the share that behaved right (solved a solvable task, gave up
-    on an unsolvable one, no safety violation); ``gave_up_rate`` the share that declared the task unsolvable.
+    on an unsolvable one, no safety violation); ``gave_up_rate`` the share that declared the task unsolvable;
+    ``parse_failure_rate`` the share of model replies that could not be parsed (over replies, not episodes).
     With no valid episode, rates are None and the interval is (0, 1).
     """
     groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
@@ -52,6 +53,9 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
                 "mean_tool_calls": rate(sum(r.n_tool_calls for r in valid)),
                 "prompt_tokens": sum(r.prompt_tokens for r in members),
                 "completion_tokens": sum(r.completion_tokens for r in members),
+                "cached_tokens": sum(r.cached_tokens for r in members),
+                # share of model replies that could not be parsed into actions, over every reply of the group
+                "parse_failure_rate": rate(sum(r.n_parse_failures for r in valid), sum(r.n_turns for r in valid)),
             }
         )
     return rows

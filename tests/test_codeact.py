@@ -126,7 +126,8 @@ def test_replies_without_a_block_end_as_parse_error(smoke_ref: SuiteRef, smoke: 
     with scripted_server([answer("The answer is probably 3.")] * 3) as server:
         output = run_codeact(smoke_ref, server.base_url, smoke.scenarios[0], max_parse_errors=3)
     (result,) = output.results
-    assert result.outcome == Outcome.parse_error and "without <execute> or <solution>" in result.error
+    assert result.outcome == Outcome.parse_error and "no <execute> or <solution> block" in result.error
+    assert result.n_parse_failures == 3
     assert "Reply with <execute>" in server.chat_requests[1]["messages"][-1]["content"]
 
 

@@ -131,7 +131,7 @@ def test_malformed_arguments_on_every_turn_is_parse_error(smoke: Suite, smoke_re
 
     (result,), (trajectory,) = output.results, output.trajectories
     assert result.outcome == Outcome.parse_error
-    assert result.error == "3 consecutive replies with unparseable tool arguments"
+    assert result.error == "3 consecutive unparseable replies; last: tool arguments are not a JSON object"
     assert (server.hits(), result.n_turns, result.solved, result.score) == (3, 3, False, 0.0)
     assert [s.observation.error.type for s in trajectory.tool_steps()] == ["invalid_arguments"] * 3
     # The model saw its own raw arguments echoed back, and the environment's complaint as the tool result.

@@ -23,7 +23,7 @@ from env_core.suites import Suite, SuiteRef
 from retrieval.index import RetrievalConfig
 from retrieval.service import searcher_for
 from scoring.trajectory import family_details, score_trajectory
-from workers.agent import AgentConfig, run_agent, run_codeact
+from workers.agent import PROTOCOLS, AgentConfig
 from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient
 from workers.policies import make_policy
 
@@ -75,6 +75,8 @@ def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Traje
         faults_fired=sum(1 for s in tool_steps if s.observation is not None and s.observation.fault is not None),
         prompt_tokens=sum(t.usage.prompt_tokens for t in trajectory.turns),
         completion_tokens=sum(t.usage.completion_tokens for t in trajectory.turns),
+        cached_tokens=sum(t.usage.cached_tokens for t in trajectory.turns),
+        n_parse_failures=sum(t.parse_error is not None for t in trajectory.turns),
         wall_ms=wall_ms,
         model_ms=sum(t.latency_ms for t in trajectory.turns),
         tool_ms=sum(s.observation.latency_ms for s in tool_steps if s.observation is not None),
@@ -102,11 +104,10 @@ async def run_episode(
         faults=env.faults,
     )
     try:
-        if shared_client is not None and shard.agent.protocol == "codeact":
-            await run_codeact(env, shared_client, shard.agent, trajectory)
-        else:  # built-in policies speak function calling whatever the protocol
-            client = shared_client or make_policy(shard.model.policy or shard.model.name, scenario, plan.seed)
-            await run_agent(env, client, shard.agent, trajectory)
+        # built-in policies speak function calling whatever the configured protocol
+        protocol = "function_calling" if shard.model.kind == "policy" else shard.agent.protocol
+        client = shared_client or make_policy(shard.model.policy or shard.model.name, scenario, plan.seed)
+        await PROTOCOLS[protocol](env, client, shard.agent, trajectory)
     except InfraError as exc:
         trajectory.outcome, trajectory.error = Outcome.infra_error, str(exc)
     except Exception as exc:  # a harness bug must not be charged to the model, nor lose the row
@@ -136,10 +137,7 @@ async def run_shard_async(shard: ShardSpec) -> ShardOutput:
     suite = shard.suite.load()
     shared = OpenAIChatClient(shard.model) if shard.model.kind == "openai" else None
     limit = asyncio.Semaphore(shard.model.concurrency)
-    access = shard.suite.access
-    searcher = None
-    if access.mode == "open" and access.search != "lexical":
-        searcher = searcher_for(list(suite.toolbox.specs.values()), access.search, shard.retrieval)
+    searcher = shard_searcher(shard, suite)
 
     async def one(plan: EpisodePlan) -> tuple[EpisodeResult, Trajectory]:
         async with limit:
@@ -156,6 +154,14 @@ async def run_shard_async(shard: ShardSpec) -> ShardOutput:
         trajectories=[t for _, t in pairs],
         wall_s=time.perf_counter() - started,
     )
+
+
+def shard_searcher(shard: ShardSpec, suite: Suite) -> Searcher | None:
+    """The retrieval index behind ``search_tools`` for an open-world shard (None: closed, or built-in lexical)."""
+    access = shard.suite.access
+    if access.mode == "open" and access.search != "lexical":
+        return searcher_for(list(suite.toolbox.specs.values()), access.search, shard.retrieval)
+    return None
 
 
 def run_shard(shard: ShardSpec) -> ShardOutput:
