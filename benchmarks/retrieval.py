@@ -1,7 +1,7 @@
 """Retrieval over a 5,000-tool universe: index build time cold and cached, search latency in-process and through
 the per-node Ray index actor, and the actor's memory.
 
-Usage: python benchmarks/retrieval.py [--tools 5000] [--queries 300]
+Usage: python -m benchmarks.retrieval [--tools 5000] [--queries 300]
 
 The universe is generated (deterministic templates over verbs, entities and conditions), so the figures do not
 depend on any dataset. Targets on the 2-core development machine: cached rebuild < 1 s, in-process search p50 < 2 ms,
@@ -16,21 +16,15 @@ import logging
 import os
 import platform
 import random
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-# Run as a script, this file's folder comes first on sys.path and "retrieval" would import this file instead of
-# the package of the same name.
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+import ray
 
-import ray  # noqa: E402
-
-from env_core.model import ToolSpec  # noqa: E402
-from retrieval.embedder import Embedder  # noqa: E402
-from retrieval.index import RetrievalConfig, ToolIndex, universe_key  # noqa: E402
-from retrieval.service import index_actor  # noqa: E402
+from env_core.model import ToolSpec
+from retrieval.embedder import Embedder
+from retrieval.index import RetrievalConfig, ToolIndex, universe_key
+from retrieval.service import index_actor
 
 VERBS = ["List", "Count", "Find", "Sum", "Average", "Rank", "Group", "Export", "Compare", "Summarize"]
 ENTITIES = [

@@ -1,6 +1,6 @@
 """sqlfuncs: the build table for a Spider folder, compile time, and per-call latency of generated functions.
 
-Usage: python benchmarks/sqlfuncs_build.py [--spider PATH] [--repeats N] [--calls N] [--update-readme]
+Usage: python -m benchmarks.sqlfuncs_build [--spider PATH] [--repeats N] [--calls N] [--update-readme]
 
 With --update-readme the build table in README.md (between the sqlfuncs-stats markers) is regenerated from this
 run, so the figures there are never typed by hand.
@@ -44,7 +44,7 @@ def percentile(values: list[float], q: float) -> float:
 def stats_table(stats: dict, spider: Path) -> str:
     lines = [
         f"Built from `{spider.name}` with seed {stats['seed']}, one augmentation tried per kept question"
-        " (`benchmarks/sqlfuncs_build.py --update-readme` regenerates this table).",
+        " (`python -m benchmarks.sqlfuncs_build --update-readme` regenerates this table).",
         "",
         "| stage | this build | HoHW paper (full Spider) |",
         "|---|---:|---:|",

