@@ -38,6 +38,10 @@ def run_cli(*args: str) -> tuple[int, str]:
         ({"models": ["oracle", "gpt-9"]}, ["models[1]: unknown model 'gpt-9'", "oracle, naive, random"]),
         ({"models": [{"name": "m", "kind": "openai"}]}, ["models[0]:", "needs base_url"]),
         ({"models": [{"name": "m", "kind": "policy", "policy": "genius"}]}, ["unknown policy 'genius'"]),
+        (
+            {"models": [{"name": "m", "kind": "vllm", "weights": "/no/such/model"}]},
+            ["models[0]:", "weights folder not found: /no/such/model"],
+        ),
         ({"settings": ["clean", "chaos"]}, ["settings[1]: unknown setting 'chaos'", "first_tried"]),
         ({"settings": [{"name": "s", "faults": [{"kind": "stale", "target": "x"}]}]}, ["not implemented yet"]),
         ({"suites": [{"name": "spider"}]}, ["unknown suite 'spider'", "smoke"]),
