@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -93,16 +94,28 @@ def run(
         run_store.write_manifest(manifest)
     except USER_ERRORS as exc:
         raise _fail(exc) from None
-
-    from cluster.scheduler import ensure_ray, execute
+    except OSError as exc:
+        raise _fail(StoreError(f"store folder {config.run.store} is not writable: {exc}")) from None
 
     n_models, n_settings = len(config.models), len(config.settings)
     console.print(
         f"[bold]{manifest.run_id}[/bold]: {manifest.n_episodes} episodes in {len(manifest.shards)} shards "
         f"({n_models} model(s) × {len(config.suites)} suite(s) × {n_settings} setting(s) × {len(config.seeds)} seed(s))"
     )
+    _execute(manifest, run_store, config.run.ray_address, config.run.workers)
+
+
+def _execute(manifest: RunManifest, run_store: RunStore, address: str | None, workers: int | None) -> None:
+    """Run the uncommitted shards of a run with a progress bar, then print its summary (run, resume, rerun)."""
+    from cluster.scheduler import ClusterUnreachable, ensure_ray, execute
+
+    pending = [s for s in manifest.shards if s.shard_id not in run_store.committed()]
+    total = sum(len(s.episodes) for s in pending)
     started = time.perf_counter()
-    started_ray = ensure_ray(config.run.ray_address)
+    try:
+        started_ray = ensure_ray(address)
+    except ClusterUnreachable as exc:
+        raise _fail(exc) from None
     try:
         with Progress(
             TextColumn("[bold]episodes"),
@@ -116,7 +129,7 @@ def run(
             console=console,
             transient=False,
         ) as progress:
-            task = progress.add_task("run", total=manifest.n_episodes, failed=0, rate="—")
+            task = progress.add_task("run", total=total, failed=0, rate="—")
             failed = 0
 
             def on_commit(output: ShardOutput) -> None:
@@ -126,7 +139,7 @@ def run(
                 rate = done / max(time.perf_counter() - started, 1e-9)
                 progress.update(task, advance=len(output.results), failed=failed, rate=f"{rate:.1f}")
 
-            execution = execute(manifest, run_store, config.run.workers, on_commit)
+            execution = execute(manifest, run_store, workers, on_commit)
     finally:
         if started_ray:
             import ray
@@ -143,6 +156,115 @@ def run(
     print_summary(summarize(results), console, title=f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)")
     print_family_summaries(family_summaries(results), console)
     console.print(f"results: {run_store.folder}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)
+
+
+def _failed_shards(run_store: RunStore, manifest: RunManifest) -> list[str]:
+    """Committed shards with at least one infra_error episode."""
+    committed = run_store.committed()
+    return [
+        s.shard_id
+        for s in manifest.shards
+        if s.shard_id in committed
+        and any(r.outcome == Outcome.infra_error for r in run_store.shard_results(s.shard_id))
+    ]
+
+
+Address = Annotated[str | None, typer.Option("--address", help="existing Ray cluster to run on")]
+
+
+@app.command()
+def status(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
+    store: StoreOpt = None,
+) -> None:
+    """Done / failed / pending shards and episodes per model × suite × setting, with the errors."""
+    try:
+        run_store = RunStore.open(run_id, store or "runs")
+        manifest = run_store.manifest()
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    committed = run_store.committed()
+    from rich.table import Table
+
+    table = Table(title=manifest.run_id, title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("Model", "Suite", "Setting", "shards done", "failed", "pending", "episodes", "infra errors"):
+        table.add_column(column, justify="left" if column in ("Model", "Suite", "Setting") else "right")
+    groups: dict[tuple[str, str, str], list[Any]] = {}
+    for shard in manifest.shards:
+        groups.setdefault((shard.model.name, shard.suite.label, shard.setting.name), []).append(shard)
+    reasons: dict[str, int] = {}
+    for (model, suite, setting), shards in groups.items():
+        done = failed = pending = infra = 0
+        for shard in shards:
+            if shard.shard_id not in committed:
+                pending += 1
+                continue
+            bad = [r for r in run_store.shard_results(shard.shard_id) if r.outcome == Outcome.infra_error]
+            infra += len(bad)
+            failed += bool(bad)
+            done += not bad
+            for r in bad:
+                reasons[r.error or "unknown"] = reasons.get(r.error or "unknown", 0) + 1
+        episodes = sum(len(s.episodes) for s in shards)
+        table.add_row(model, suite, setting, str(done), str(failed), str(pending), str(episodes), str(infra))
+    console.print(table)
+    for reason, count in sorted(reasons.items(), key=lambda kv: -kv[1])[:10]:
+        errors.print(f"[yellow]{count} × {reason}[/yellow]", highlight=False, soft_wrap=True)
+
+
+@app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
+    config_path: Annotated[
+        Path | None, typer.Argument(metavar="[CONFIG]", help="the run's config: refused if it changed")
+    ] = None,
+    store: StoreOpt = None,
+    address: Address = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="worker actors")] = None,
+) -> None:
+    """Finish a run whose driver stopped: only shards without a committed result run; committed ones never twice."""
+    try:
+        run_store = RunStore.open(run_id, store or "runs")
+        manifest = run_store.manifest()
+        if config_path is not None:
+            given = load_config(config_path).model_dump(mode="json", exclude={"run"})
+            planned = {k: v for k, v in manifest.config.items() if k != "run"}
+            from workers.replay import first_difference
+
+            difference = first_difference(planned, given)
+            if difference:
+                raise ConfigError(f"{config_path} differs from the run's config, refusing to resume: {difference}")
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    pending = [s for s in manifest.shards if s.shard_id not in run_store.committed()]
+    console.print(f"[bold]{manifest.run_id}[/bold]: {len(pending)} of {len(manifest.shards)} shard(s) to run")
+    _execute(manifest, run_store, address or manifest.config["run"].get("ray_address"), workers)
+
+
+@app.command()
+def rerun(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
+    failed: Annotated[bool, typer.Option("--failed", help="rerun shards with infra_error episodes")] = False,
+    store: StoreOpt = None,
+    address: Address = None,
+    workers: Annotated[int | None, typer.Option("--workers", min=1, help="worker actors")] = None,
+) -> None:
+    """Run failed shards again (their previous results move to history/); every other shard stays untouched."""
+    try:
+        if not failed:
+            raise StoreError("say what to rerun: --failed (shards with infra_error episodes)")
+        run_store = RunStore.open(run_id, store or "runs")
+        manifest = run_store.manifest()
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    shards = _failed_shards(run_store, manifest)
+    if not shards:
+        console.print(f"{manifest.run_id}: no failed shard; nothing to rerun")
+        return
+    for shard_id in shards:
+        run_store.supersede(shard_id)
+    console.print(f"[bold]{manifest.run_id}[/bold]: rerunning {len(shards)} failed shard(s)")
+    _execute(manifest, run_store, address or manifest.config["run"].get("ray_address"), workers)
 
 
 @app.command()

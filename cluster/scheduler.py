@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 from collections import deque
 from collections.abc import Callable, Iterable
 from contextlib import suppress
@@ -42,8 +43,27 @@ class EpisodeWorker:
         return ray.get_runtime_context().get_node_id()
 
 
+class ClusterUnreachable(ConnectionError):
+    """No Ray cluster answers at the given address."""
+
+
+def _check_address(address: str, timeout_s: float = 5.0) -> None:
+    """Fail fast and clearly when nothing listens at host:port (Ray itself would retry for a long time)."""
+    target = address.removeprefix("ray://")
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto" and other forms: let Ray resolve them
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            return
+    except OSError as exc:
+        raise ClusterUnreachable(f"no Ray cluster answers at {address} (checked for {timeout_s:.0f} s: {exc})") from exc
+
+
 def ensure_ray(address: str | None = None) -> bool:
     """Connect to ``address`` or start a local Ray on loopback. True if this call started or joined Ray."""
+    if address:
+        _check_address(address)
     if ray.is_initialized():
         return False
     if address:

@@ -89,17 +89,28 @@ class RunStore:
         table = pa.Table.from_pylist(rows)
         _atomic_write(self._results_path(output.shard_id), lambda tmp: pq.write_table(table, tmp))
 
+    def shard_results(self, shard_id: str) -> list[EpisodeResult]:
+        path = self._results_path(shard_id)
+        if not path.is_file():
+            return []
+        return [
+            EpisodeResult.model_validate({**r, "details": json.loads(r.get("details") or "{}")})
+            for r in pq.read_table(path).to_pylist()
+        ]
+
+    def supersede(self, shard_id: str) -> None:
+        """Move a committed shard's files aside (``history/``) before it runs again: reruns keep the record."""
+        history = self.folder / "history"
+        history.mkdir(exist_ok=True)
+        n = len(list(history.glob(f"{shard_id}.*.parquet"))) + 1
+        for kind, suffix in (("results", "parquet"), ("traces", "jsonl")):
+            path = self.folder / kind / f"{shard_id}.{suffix}"
+            if path.is_file():
+                os.replace(path, history / f"{shard_id}.{n}.{suffix}")
+
     def results(self) -> list[EpisodeResult]:
         """Committed results in manifest order (model, suite, setting as planned)."""
-        rows: list[EpisodeResult] = []
-        for shard in self.manifest().shards:
-            path = self._results_path(shard.shard_id)
-            if path.is_file():
-                rows.extend(
-                    EpisodeResult.model_validate({**r, "details": json.loads(r.get("details") or "{}")})
-                    for r in pq.read_table(path).to_pylist()
-                )
-        return rows
+        return [r for shard in self.manifest().shards for r in self.shard_results(shard.shard_id)]
 
     def trajectories(self, shard_id: str | None = None) -> Iterator[Trajectory]:
         paths = (

@@ -63,6 +63,7 @@ class ModelConfig(Strict):
     timeout_s: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
     concurrency: int = Field(default=8, ge=1, description="episodes in flight per worker for this model")
+    latency_s: float = Field(default=0.0, ge=0, description="policy: simulated model latency per reply (benchmarks)")
     # kind "vllm": how undertow serves the weights
     weights: str | None = Field(default=None, description="vllm: local folder or hub id of the weights")
     tensor_parallel: int = Field(default=1, ge=1, description="vllm: GPUs per replica")

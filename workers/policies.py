@@ -11,6 +11,7 @@ messages, not from the fault plan.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
@@ -174,11 +175,24 @@ class RandomPolicy(ModelClient):
         return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
 
 
-def make_policy(name: str, scenario: Scenario, seed: int) -> ModelClient:
-    if name == "oracle":
-        return OraclePolicy(scenario)
-    if name == "naive":
-        return NaivePolicy(scenario)
-    if name == "random":
-        return RandomPolicy(scenario, seed)
-    raise ValueError(f"unknown policy '{name}'")
+class _Delayed(ModelClient):
+    """A policy that takes ``latency_s`` per reply, like a model would: for benchmarks and chaos tests."""
+
+    def __init__(self, inner: ModelClient, latency_s: float):
+        self.inner, self.latency_s = inner, latency_s
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        await asyncio.sleep(self.latency_s)
+        return await self.inner.complete(messages, tools)
+
+
+def make_policy(name: str, scenario: Scenario, seed: int, latency_s: float = 0.0) -> ModelClient:
+    policies = {
+        "oracle": lambda: OraclePolicy(scenario),
+        "naive": lambda: NaivePolicy(scenario),
+        "random": lambda: RandomPolicy(scenario, seed),
+    }
+    if name not in policies:
+        raise ValueError(f"unknown policy '{name}'")
+    policy = policies[name]()
+    return _Delayed(policy, latency_s) if latency_s > 0 else policy

@@ -106,7 +106,9 @@ async def run_episode(
     try:
         # built-in policies speak function calling whatever the configured protocol
         protocol = "function_calling" if shard.model.kind == "policy" else shard.agent.protocol
-        client = shared_client or make_policy(shard.model.policy or shard.model.name, scenario, plan.seed)
+        client = shared_client or make_policy(
+            shard.model.policy or shard.model.name, scenario, plan.seed, shard.model.latency_s
+        )
         await PROTOCOLS[protocol](env, client, shard.agent, trajectory)
     except InfraError as exc:
         trajectory.outcome, trajectory.error = Outcome.infra_error, str(exc)
