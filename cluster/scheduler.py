@@ -37,7 +37,10 @@ class EpisodeWorker:
     """Runs shards in its own process; suites are loaded once per process and reused across shards."""
 
     def run(self, shard: ShardSpec) -> ShardOutput:
-        return run_shard(shard)
+        output = run_shard(shard)
+        where = f"{ray.util.get_node_ip_address()}:{os.getpid()}"  # the node, for placement checks
+        output.results = [r.model_copy(update={"worker": where}) for r in output.results]
+        return output
 
     def node_id(self) -> str:
         return ray.get_runtime_context().get_node_id()
@@ -211,7 +214,10 @@ class _WorkerPool:
                 error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
                 self.execution.retried.setdefault(shard.shard_id, []).append(error)
                 ray.kill(actor, no_restart=True)
-                self.idle.append(EpisodeWorker.remote())
+                # Replace the worker only where it can run: if its node is gone, a replacement that cannot be
+                # placed would hold the shard forever. An empty pool always gets one (it waits for capacity).
+                if ray.available_resources().get("CPU", 0) >= 1 or not (self.idle or in_flight):
+                    self.idle.append(EpisodeWorker.remote())
                 if self.attempts[shard.shard_id] < MAX_ATTEMPTS:
                     runnable.append(shard)
                 else:

@@ -1,0 +1,148 @@
+"""A real two-node Ray cluster on this machine (127.0.0.2 head, 127.0.0.3 worker): a sweep spreads over both
+nodes and records every episode exactly once, also when the second node dies mid-run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.2", 0))
+        return int(probe.getsockname()[1])
+
+
+def _pids(marker: str, extra: str = "") -> list[int]:
+    """PIDs of this test's Ray processes: every one carries the cluster's own temp dir in its command line."""
+    listing = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True, check=True).stdout
+    return [
+        int(line.split()[0])
+        for line in listing.splitlines()
+        if marker in line and extra in line and "ps -eww" not in line
+    ]
+
+
+def _children(parents: list[int]) -> list[int]:
+    listing = subprocess.run(["ps", "-eww", "-o", "pid,ppid"], capture_output=True, text=True, check=True).stdout
+    rows = [line.split() for line in listing.splitlines()[1:]]
+    return [int(pid) for pid, ppid in rows if int(ppid) in parents]
+
+
+@pytest.fixture
+def cluster() -> Iterator[tuple[str, str, dict[str, str]]]:
+    # unique, and short: Ray's socket paths live under it and Unix sockets take at most 107 bytes
+    temp = Path(tempfile.mkdtemp(prefix="uray", dir="/tmp"))
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # the same for every process of this cluster
+    port = _free_port()
+    common = ["--num-cpus=1", "--memory=1500000000", "--object-store-memory=150000000", "--disable-usage-stats"]
+    head = [
+        str(BIN / "ray"),
+        "start",
+        "--head",
+        "--node-ip-address=127.0.0.2",
+        f"--port={port}",
+        "--include-dashboard=false",
+        f"--temp-dir={temp}",
+        *common,
+    ]
+    worker = [
+        str(BIN / "ray"),
+        "start",
+        f"--address=127.0.0.2:{port}",
+        "--node-ip-address=127.0.0.3",
+        f"--dashboard-agent-listen-port={_free_port()}",
+        *common,
+    ]
+    try:
+        for command in (head, worker):
+            subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
+        yield f"127.0.0.2:{port}", str(temp), env
+    finally:
+        for pid in _pids(str(temp)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def _sweep(tmp_path: Path, **run: object) -> Path:
+    config = {
+        "name": "two-nodes",
+        "models": [{"name": "oracle", "latency_s": 0.01}, "naive"],
+        "suites": ["smoke"],
+        "settings": ["clean", "first_tried"],
+        "seeds": [0, 1],
+        "run": {"store": str(tmp_path / "runs"), **run},
+    }
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _report(tmp_path: Path) -> list[dict]:
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    import pyarrow.parquet as pq
+
+    return [r for p in (run_dir / "results").glob("*.parquet") for r in pq.read_table(p).to_pylist()], run_dir
+
+
+def test_a_sweep_spreads_over_both_nodes_and_records_each_episode_once(
+    cluster: tuple[str, str, dict[str, str]], tmp_path: Path
+) -> None:
+    address, _, env = cluster
+    done = subprocess.run(
+        [str(BIN / "undertow"), "run", str(_sweep(tmp_path, shard_size=10)), "--address", address, "--workers", "2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    rows, run_dir = _report(tmp_path)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    planned = [e["episode_id"] for s in manifest["shards"] for e in s["episodes"]]
+    assert Counter(r["episode_id"] for r in rows) == Counter(planned)  # every episode, exactly once
+    nodes = Counter(r["worker"].split(":")[0] for r in rows)
+    assert set(nodes) == {"127.0.0.2", "127.0.0.3"}, nodes
+
+
+def test_the_second_node_dying_mid_run_loses_nothing(cluster: tuple[str, str, dict[str, str]], tmp_path: Path) -> None:
+    address, temp, env = cluster
+    driver = subprocess.Popen(
+        [str(BIN / "undertow"), "run", str(_sweep(tmp_path, shard_size=10)), "--address", address, "--workers", "2"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((tmp_path / "runs").glob("*/results/*.parquet"))) < 2:
+        time.sleep(0.1)
+    second = _pids(temp, "node_ip_address=127.0.0.3")
+    second += _children(second)  # the node's worker processes (their titles do not carry the marker)
+    assert second, "the second node's processes were not found"
+    for pid in second:  # the worker node dies: its raylet and its workers
+        os.kill(pid, signal.SIGKILL)
+    stdout, stderr = driver.communicate(timeout=300)
+    assert driver.returncode == 0, stderr
+    rows, run_dir = _report(tmp_path)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    planned = [e["episode_id"] for s in manifest["shards"] for e in s["episodes"]]
+    assert Counter(r["episode_id"] for r in rows) == Counter(planned)
+    assert "was retried after" in " ".join(stderr.split()), stdout[-500:]  # a shard lost with the node ran again
