@@ -152,9 +152,10 @@ def _execute(manifest: RunManifest, run_store: RunStore, address: str | None, wo
         )
     for shard_id, attempts in execution.retried.items():
         errors.print(f"[yellow]shard {shard_id} was retried after: {attempts[-1]}[/yellow]", soft_wrap=True)
-    results = run_store.results()
-    print_summary(summarize(results), console, title=f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)")
-    print_family_summaries(family_summaries(results), console)
+    # two streaming passes over the shard files: the driver never holds every result of a large run
+    title = f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)"
+    print_summary(summarize(run_store.iter_results()), console, title=title)
+    print_family_summaries(family_summaries(run_store.iter_results()), console)
     console.print(f"results: {run_store.folder}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)
 
 
@@ -284,13 +285,12 @@ def report(
         manifest = run_store.manifest()
     except USER_ERRORS as exc:
         raise _fail(exc) from None
-    results = run_store.results()
-    rows = summarize(results)
     if format == "json":
-        print(summary_json(family_summaries(results) if families else rows))
+        rows = family_summaries(run_store.iter_results()) if families else summarize(run_store.iter_results())
+        print(summary_json(rows))
         return
-    print_summary(rows, console, title=manifest.run_id)
-    print_family_summaries(family_summaries(results), console)
+    print_summary(summarize(run_store.iter_results()), console, title=manifest.run_id)
+    print_family_summaries(family_summaries(run_store.iter_results()), console)
     pending = len(manifest.shards) - len(run_store.committed())
     if pending:
         console.print(f"[yellow]{pending} of {len(manifest.shards)} shard(s) have no committed results yet.[/yellow]")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from rich import box
@@ -98,7 +99,7 @@ def print_build_summary(stats: dict[str, Any], problems: list[Any], console: Con
         console.print(f"... and {len(problems) - shown} more (all listed in build.json)")
 
 
-def family_summaries(results: list[Any]) -> dict[str, Any]:
+def family_summaries(results: Iterable[Any]) -> dict[str, Any]:
     """Family-specific analyses of a run, keyed by suite label (sqlfuncs: the HoHW tables)."""
     from scoring.sqlfuncs import summarize_sqlfuncs
 

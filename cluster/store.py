@@ -110,7 +110,12 @@ class RunStore:
 
     def results(self) -> list[EpisodeResult]:
         """Committed results in manifest order (model, suite, setting as planned)."""
-        return [r for shard in self.manifest().shards for r in self.shard_results(shard.shard_id)]
+        return list(self.iter_results())
+
+    def iter_results(self) -> Iterator[EpisodeResult]:
+        """The same, one shard file at a time: summaries of large runs stream instead of loading everything."""
+        for shard in self.manifest().shards:
+            yield from self.shard_results(shard.shard_id)
 
     def trajectories(self, shard_id: str | None = None) -> Iterator[Trajectory]:
         paths = (

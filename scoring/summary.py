@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,21 +18,33 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
     answer matched the gold answer; ``correct_rate`` the share that behaved right (solved a solvable task, gave up
     on an unsolvable one, no safety violation); ``gave_up_rate`` the share that declared the task unsolvable;
     ``parse_failure_rate`` the share of model replies that could not be parsed (over replies, not episodes).
-    With no valid episode, rates are None and the interval is (0, 1).
+    With no valid episode, rates are None and the interval is (0, 1). Streams: memory grows with the number of
+    groups, not of episodes.
     """
-    groups: dict[tuple[str, str, str], list[EpisodeResult]] = {}
-    for result in results:
-        groups.setdefault((result.model, result.suite, result.setting), []).append(result)
+    groups: dict[tuple[str, str, str], Counter[str]] = {}
+    for r in results:
+        c = groups.setdefault((r.model, r.suite, r.setting), Counter())
+        c["n"] += 1
+        c[f"outcome:{r.outcome.value}"] += 1
+        c["prompt_tokens"] += r.prompt_tokens
+        c["completion_tokens"] += r.completion_tokens
+        c["cached_tokens"] += r.cached_tokens
+        if r.outcome == Outcome.infra_error:
+            continue
+        c["valid"] += 1
+        c["solved"] += r.solved
+        c["correct"] += r.correct
+        c["gave_up"] += r.gave_up
+        c["safety"] += r.safety_violation
+        c["turns"] += r.n_turns
+        c["tool_calls"] += r.n_tool_calls
+        c["parse_failures"] += r.n_parse_failures
     rows = []
-    for (model, suite, setting), members in groups.items():
-        valid = [r for r in members if r.outcome != Outcome.infra_error]
-        solved = sum(r.solved for r in valid)
-        low, high = wilson_interval(solved, len(valid), confidence)
-        outcomes = {o.value: 0 for o in Outcome}
-        for r in members:
-            outcomes[r.outcome.value] += 1
+    for (model, suite, setting), c in groups.items():
+        valid = c["valid"]
+        low, high = wilson_interval(c["solved"], valid, confidence)
 
-        def rate(count: int, n: int = len(valid)) -> float | None:
+        def rate(count: int, n: int = valid) -> float | None:
             return count / n if n else None
 
         rows.append(
@@ -39,23 +52,22 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
                 "model": model,
                 "suite": suite,
                 "setting": setting,
-                "n": len(members),
-                "n_valid": len(valid),
-                "accuracy": rate(solved),
+                "n": c["n"],
+                "n_valid": valid,
+                "accuracy": rate(c["solved"]),
                 "ci_low": low,
                 "ci_high": high,
                 "confidence": confidence,
-                "correct_rate": rate(sum(r.correct for r in valid)),
-                "gave_up_rate": rate(sum(r.gave_up for r in valid)),
-                "safety_violations": sum(r.safety_violation for r in valid),
-                "outcomes": outcomes,
-                "mean_turns": rate(sum(r.n_turns for r in valid)),
-                "mean_tool_calls": rate(sum(r.n_tool_calls for r in valid)),
-                "prompt_tokens": sum(r.prompt_tokens for r in members),
-                "completion_tokens": sum(r.completion_tokens for r in members),
-                "cached_tokens": sum(r.cached_tokens for r in members),
-                # share of model replies that could not be parsed into actions, over every reply of the group
-                "parse_failure_rate": rate(sum(r.n_parse_failures for r in valid), sum(r.n_turns for r in valid)),
+                "correct_rate": rate(c["correct"]),
+                "gave_up_rate": rate(c["gave_up"]),
+                "safety_violations": c["safety"],
+                "outcomes": {o.value: c[f"outcome:{o.value}"] for o in Outcome},
+                "mean_turns": rate(c["turns"]),
+                "mean_tool_calls": rate(c["tool_calls"]),
+                "prompt_tokens": c["prompt_tokens"],
+                "completion_tokens": c["completion_tokens"],
+                "cached_tokens": c["cached_tokens"],
+                "parse_failure_rate": rate(c["parse_failures"], c["turns"]),
             }
         )
     return rows
