@@ -43,6 +43,7 @@ bench: setup setup-serving
 	$(BIN)/python -m benchmarks.sqlfuncs_build
 	$(BIN)/python -m benchmarks.retrieval
 	$(BIN)/python -m benchmarks.serving
+	$(BIN)/python -m benchmarks.scheduler
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -133,7 +133,7 @@ def main() -> None:
             f"(c) plan of {result['episodes']:,} episodes in {result['shards']:,} shards: driver RSS {before:.0f} MB "
             f"before planning, {result['planned_mb']:.0f} MB planned, peak {result['peak_mb']:.0f} MB while "
             f"running ({result['episodes'] / result['wall_s']:.0f} ep/s), {result['end_mb']:.0f} MB at the end, "
-            f"{result['summary_mb']:.0f} MB after loading every result for the summary"
+            f"{result['summary_mb']:.0f} MB after the summary (streamed over every result)"
         )
 
 

@@ -464,6 +464,49 @@ def replay(
     console.print(f"[green]identical[/green] trajectory and score — {summary}", soft_wrap=True)
 
 
+@app.command()
+def submit(
+    config_path: Annotated[Path, typer.Argument(metavar="CONFIG", help="sweep config (YAML)")],
+    overrides: Overrides = None,
+    address: Annotated[str, typer.Option("--address", help="the cluster's dashboard, e.g. http://head:8265")] = "",
+    wait: Annotated[bool, typer.Option("--wait", help="follow the job until it ends; exit 1 if it failed")] = False,
+) -> None:
+    """Submit a sweep to a remote Ray cluster as a Ray Job (`undertow run` on the cluster, this folder uploaded)."""
+    try:
+        if not address:
+            raise ConfigError("--address: give the cluster's dashboard address, e.g. http://head-node:8265")
+        config = load_config(config_path, overrides)
+        if not Path(config.run.store).is_absolute() and not config.run.store.startswith("s3://"):
+            raise ConfigError(
+                f"{config_path}: run.store: a submitted run needs a store that outlives the job's temporary working"
+                f" folder: an absolute path on the cluster's shared storage (got '{config.run.store}')"
+            )
+        plan_sweep(config)  # every input problem stops here, before anything reaches the cluster
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    from ray.job_submission import JobStatus, JobSubmissionClient
+
+    from cluster.scheduler import ClusterUnreachable
+
+    try:
+        client = JobSubmissionClient(address)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise _fail(ClusterUnreachable(f"no Ray job server answers at {address}: {exc}")) from None
+    entrypoint = " ".join(["undertow", "run", config_path.name, *(overrides or []), "--address", "auto"])
+    job_id = client.submit_job(entrypoint=entrypoint, runtime_env={"working_dir": str(config_path.parent.resolve())})
+    console.print(f"submitted [bold]{job_id}[/bold]: {entrypoint}")
+    console.print(f"follow it with: ray job logs --follow --address {address} {job_id}", soft_wrap=True)
+    if not wait:
+        return
+    terminal = {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.STOPPED}
+    while (state := client.get_job_status(job_id)) not in terminal:
+        time.sleep(1.0)
+    console.print(client.get_job_logs(job_id)[-4000:], highlight=False, soft_wrap=True)
+    console.print(f"job {job_id}: {state.value}")
+    if state != JobStatus.SUCCEEDED:
+        raise typer.Exit(code=1)
+
+
 @app.command(name="retrieval-eval")
 def retrieval_eval(
     suite_path: Annotated[Path | None, typer.Option("--suite", help="a built suite folder")] = None,
@@ -543,3 +586,7 @@ def list_builtins() -> None:
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

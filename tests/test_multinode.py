@@ -146,3 +146,81 @@ def test_the_second_node_dying_mid_run_loses_nothing(cluster: tuple[str, str, di
     planned = [e["episode_id"] for s in manifest["shards"] for e in s["episodes"]]
     assert Counter(r["episode_id"] for r in rows) == Counter(planned)
     assert "was retried after" in " ".join(stderr.split()), stdout[-500:]  # a shard lost with the node ran again
+
+
+@pytest.fixture
+def job_cluster() -> Iterator[tuple[str, dict[str, str]]]:
+    """A one-node cluster with its dashboard (the Ray Jobs server), on ports of its own."""
+    temp = Path(tempfile.mkdtemp(prefix="uray", dir="/tmp"))
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
+    dashboard = _free_port()
+    command = [
+        str(BIN / "ray"),
+        "start",
+        "--head",
+        "--node-ip-address=127.0.0.2",
+        f"--port={_free_port()}",
+        "--include-dashboard=true",
+        "--dashboard-host=127.0.0.2",
+        f"--dashboard-port={dashboard}",
+        f"--dashboard-agent-listen-port={_free_port()}",
+        f"--temp-dir={temp}",
+        "--num-cpus=2",
+        "--memory=2000000000",
+        "--object-store-memory=150000000",
+        "--disable-usage-stats",
+    ]
+    try:
+        subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
+        yield f"http://127.0.0.2:{dashboard}", env
+    finally:
+        for pid in _pids(str(temp)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_submit_runs_the_sweep_on_the_cluster_as_a_ray_job(
+    job_cluster: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    address, env = job_cluster
+    folder = tmp_path / "job"
+    folder.mkdir()
+    store = tmp_path / "cluster-store"  # shared storage, as far as this one-machine cluster is concerned
+    config = {
+        "name": "submitted",
+        "models": ["oracle"],
+        "suites": [{"name": "smoke", "limit": 5}],
+        "run": {"store": str(store)},
+    }
+    (folder / "sweep.yaml").write_text(yaml.safe_dump(config))
+    done = None
+    for _ in range(20):  # the job server needs a few seconds after the head starts
+        done = subprocess.run(
+            [str(BIN / "undertow"), "submit", str(folder / "sweep.yaml"), "--address", address, "--wait"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if "No available agent" not in done.stderr + done.stdout:
+            break
+        time.sleep(2)
+    assert done is not None and done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "SUCCEEDED" in done.stdout
+    (run_dir,) = [p for p in store.iterdir() if p.is_dir()]
+    assert len(list((run_dir / "results").glob("*.parquet"))) == 1
+
+
+def test_submit_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({"models": ["oracle"], "suites": ["smoke"], "run": {"store": "runs"}}))
+    done = subprocess.run(
+        [str(BIN / "undertow"), "submit", str(path), "--address", "http://127.0.0.2:9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "needs a store that outlives the job" in " ".join(done.stderr.split())
+    done = subprocess.run([str(BIN / "undertow"), "submit", str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--address: give the cluster's dashboard address" in " ".join(done.stderr.split())
