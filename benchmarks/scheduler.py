@@ -6,7 +6,7 @@ Usage: python -m benchmarks.scheduler [--latency 0.05] [--episodes 100000] [--wo
     concurrently) and through Ray workers: the throughput ratio is the cluster's overhead (or gain);
 (b) 1,000 one-episode shards with no latency: wall time per shard beyond the episode's own work;
 (c) a plan of ``--episodes`` episodes: driver RSS after planning and its peak while the shards run and commit
-    (results stream to the store; the driver keeps none), then after loading them all for the summary.
+    (results stream to the store; the driver keeps none), then after the end-of-run summary (streamed).
 """
 
 from __future__ import annotations
