@@ -105,8 +105,15 @@ def run(
     _execute(manifest, run_store, config.run.ray_address, config.run.workers)
 
 
-def _execute(manifest: RunManifest, run_store: RunStore, address: str | None, workers: int | None) -> None:
-    """Run the uncommitted shards of a run with a progress bar, then print its summary (run, resume, rerun)."""
+def _execute(
+    manifest: RunManifest,
+    run_store: RunStore,
+    address: str | None,
+    workers: int | None,
+    merge: dict[str, tuple[list[Any], list[Any]]] | None = None,
+) -> None:
+    """Run the uncommitted shards of a run with a progress bar, then print its summary (run, resume, rerun).
+    ``merge``: results and traces kept from earlier attempts, committed together with each shard's new ones."""
     from cluster.scheduler import ClusterUnreachable, ensure_ray, execute
 
     pending = [s for s in manifest.shards if s.shard_id not in run_store.committed()]
@@ -139,7 +146,7 @@ def _execute(manifest: RunManifest, run_store: RunStore, address: str | None, wo
                 rate = done / max(time.perf_counter() - started, 1e-9)
                 progress.update(task, advance=len(output.results), failed=failed, rate=f"{rate:.1f}")
 
-            execution = execute(manifest, run_store, workers, on_commit)
+            execution = execute(manifest, run_store, workers, on_commit, merge or {})
     finally:
         if started_ray:
             import ray
@@ -246,6 +253,9 @@ def resume(
 def rerun(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
     failed: Annotated[bool, typer.Option("--failed", help="rerun shards with infra_error episodes")] = False,
+    infra_only: Annotated[
+        bool, typer.Option("--infra-only", help="with --failed: rerun only the infra_error episodes of those shards")
+    ] = False,
     store: StoreOpt = None,
     address: Address = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="worker actors")] = None,
@@ -262,10 +272,37 @@ def rerun(
     if not shards:
         console.print(f"{manifest.run_id}: no failed shard; nothing to rerun")
         return
+    kept: dict[str, tuple[list[Any], list[Any]]] = {}
+    if infra_only:  # keep each shard's good episodes; run only the ones the infrastructure lost
+        for shard_id in shards:
+            good = [r for r in run_store.shard_results(shard_id) if r.outcome != Outcome.infra_error]
+            ids = {r.episode_id for r in good}
+            kept[shard_id] = (good, [t for t in run_store.trajectories(shard_id) if t.episode_id in ids])
     for shard_id in shards:
         run_store.supersede(shard_id)
-    console.print(f"[bold]{manifest.run_id}[/bold]: rerunning {len(shards)} failed shard(s)")
-    _execute(manifest, run_store, address or manifest.config["run"].get("ray_address"), workers)
+    episodes = sum(
+        len(s.episodes) - len(kept.get(s.shard_id, ([], []))[0]) for s in manifest.shards if s.shard_id in shards
+    )
+    console.print(f"[bold]{manifest.run_id}[/bold]: rerunning {len(shards)} failed shard(s), {episodes} episode(s)")
+    plan = manifest
+    if infra_only:
+        plan = manifest.model_copy(
+            update={
+                "shards": [
+                    s.model_copy(
+                        update={
+                            "episodes": [
+                                e for e in s.episodes if e.episode_id not in {r.episode_id for r in kept[s.shard_id][0]}
+                            ]
+                        }
+                    )
+                    if s.shard_id in kept
+                    else s
+                    for s in manifest.shards
+                ]
+            }
+        )
+    _execute(plan, run_store, address or manifest.config["run"].get("ray_address"), workers, merge=kept)
 
 
 @app.command()

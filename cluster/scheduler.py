@@ -105,6 +105,7 @@ def execute(
     store: RunStore,
     workers: int | None = None,
     on_commit: Callable[[ShardOutput], None] | None = None,
+    merge: dict[str, tuple[list[Any], list[Any]]] | None = None,
 ) -> Execution:
     """Run every shard of ``manifest`` that the store has not committed yet. Ray must be initialized.
 
@@ -115,6 +116,10 @@ def execute(
     execution = Execution()
 
     def commit(output: ShardOutput) -> None:
+        if merge and output.shard_id in merge:  # a partial rerun: the shard's kept episodes join the new ones
+            results, trajectories = merge[output.shard_id]
+            output.results = [*results, *output.results]
+            output.trajectories = [*trajectories, *output.trajectories]
         store.commit(output)
         execution.committed.append(output.shard_id)
         if on_commit is not None:

@@ -125,7 +125,7 @@ def test_rerun_failed_runs_only_the_failed_shards(tmp_path: Path, ray_local: Non
         healthy["on"] = True
         code, output = cli("rerun", str(run_dir), "--failed")
         assert code == 0, output
-        assert f"rerunning {len(flaky)} failed shard(s)" in output
+        assert f"rerunning {len(flaky)} failed shard(s), 8 episode(s)" in output
         assert mtimes(store, others) == stamps  # untouched
         assert not [r for r in store.results() if r.outcome.value == "infra_error"]
         assert len(list((run_dir / "history").glob("*.parquet"))) == len(flaky)  # the failed attempts are kept
@@ -143,3 +143,46 @@ def test_bad_input(tmp_path: Path) -> None:
     assert code == 2 and f"store folder {blocker / 'r'} is not writable" in output
     code, output = cli("run", str(config), "run.store=" + str(tmp_path / "ok"), "--address", "127.0.0.2:9")
     assert code == 2 and "no Ray cluster answers at 127.0.0.2:9" in output
+
+
+def test_rerun_only_the_infra_error_episodes_of_failed_shards(tmp_path: Path, ray_local: None, smoke) -> None:
+    scenarios = {s.task: s for s in smoke.scenarios[:4]}
+    lost = {smoke.scenarios[1].task}  # the endpoint fails for this question only, the first time
+    state = {"healthy": False}
+
+    def reply(request: dict[str, Any]) -> Any:
+        task = request["messages"][1]["content"]
+        if task in lost and not state["healthy"]:
+            return error(503, "overloaded")
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return answer(last["content"].split("\n")[0])
+        call = scenarios[task].gold.plans[0][0]
+        return tool_calls((call.tool, call.arguments))
+
+    with scripted_server(reply) as server:
+        config = {
+            "name": "partial",
+            "models": [{"name": "flaky", "kind": "openai", "base_url": server.base_url, "max_retries": 0}],
+            "suites": [{"name": "smoke", "limit": 4}],
+            "run": {"store": str(tmp_path / "runs")},
+        }
+        path = tmp_path / "sweep.yaml"
+        path.write_text(yaml.safe_dump(config))
+        assert cli("run", str(path))[0] == 0
+        (run_dir,) = list((tmp_path / "runs").iterdir())
+        store = RunStore(run_dir)
+        before = {r.episode_id: r for r in store.results()}
+        assert [r.outcome.value for r in before.values()].count("infra_error") == 1
+        state["healthy"] = True
+        requests = len(server.chat_requests)
+        code, output = cli("rerun", str(run_dir), "--failed", "--infra-only")
+        assert code == 0 and "rerunning 1 failed shard(s), 1 episode(s)" in output, output
+        after = {r.episode_id: r for r in store.results()}
+        assert sorted(after) == sorted(before)  # every episode, once
+        assert not [r for r in after.values() if r.outcome.value == "infra_error"]
+        for episode_id, result in before.items():
+            if result.outcome.value != "infra_error":
+                assert after[episode_id] == result  # kept as it was, not run again
+        assert len(server.chat_requests) - requests == 2  # one episode: one call, one answer
+        assert sorted(t.episode_id for t in store.trajectories()) == sorted(before)
