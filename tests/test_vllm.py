@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -140,7 +141,9 @@ def test_a_server_killed_mid_run_turns_in_flight_episodes_into_infra_errors_and_
     slow = shard.model.model_copy(update={"sampling": {"max_tokens": 3000, "extra_body": {"ignore_eos": True}}})
     shard = shard.model_copy(update={"model": slow})
     runner = ray.remote(num_cpus=0)(run_shard).remote(shard)
-    time.sleep(3.0)  # episodes are in flight
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _running_requests(info["url"]) < 5:
+        time.sleep(0.05)  # wait until the server is busy with this shard's episodes
     os.killpg(info["pid"], signal.SIGKILL)  # the server we started, by its process group
     output = ray.get(runner, timeout=300)
     outcomes = [r.outcome for r in output.results]
@@ -154,6 +157,18 @@ def test_a_server_killed_mid_run_turns_in_flight_episodes_into_infra_errors_and_
     assert after["healthy"] and after["restarts"] == 1 and after["url"] == info["url"]
     again = run_shard(shard_against(after["url"], smoke_ref, 4))  # the failed episodes can be run again
     assert {r.outcome for r in again.results} <= MODEL_OUTCOMES
+
+
+def _running_requests(url: str) -> float:
+    """vLLM's own gauge of requests being generated right now."""
+    try:
+        with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=2) as response:
+            text = response.read().decode()
+    except OSError:
+        return 0.0
+    return sum(
+        float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith("vllm:num_requests_running")
+    )
 
 
 def test_bad_input(tiny: Path, tmp_path: Path) -> None:
