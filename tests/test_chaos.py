@@ -26,7 +26,7 @@ def test_a_worker_killed_mid_shard_is_replaced_and_its_shard_retried(tmp_path: P
     config = SweepConfig.model_validate(
         {
             "name": "chaos",
-            "models": [{"name": "oracle", "latency_s": 0.01}],
+            "models": [{"name": "oracle", "latency_s": 0.05}],
             "suites": ["smoke"],
             "settings": ["clean", "first_tried"],
             "seeds": [0, 1, 2],

@@ -33,7 +33,7 @@ def mtimes(store: RunStore, shard_ids: set[str]) -> dict[str, int]:
 def test_resume_after_the_driver_died_runs_only_pending_shards(tmp_path: Path, ray_local: None) -> None:
     config = {
         "name": "killed",
-        "models": [{"name": "oracle", "latency_s": 0.02}],  # slow enough to kill the driver mid-run
+        "models": [{"name": "oracle", "latency_s": 0.05}],  # slow enough to kill the driver mid-run
         "suites": ["smoke"],
         "settings": ["clean", "first_tried"],
         "seeds": list(range(8)),
