@@ -75,6 +75,8 @@ def _prepare(
 
 Overrides = Annotated[list[str] | None, typer.Argument(help="dotted overrides, e.g. agent.max_turns=8 seeds=[0,1]")]
 SkipInvalid = Annotated[bool, typer.Option("--skip-invalid", help="leave out invalid scenarios instead of stopping")]
+Address = Annotated[str | None, typer.Option("--address", help="existing Ray cluster to run on")]
+Workers = Annotated[int | None, typer.Option("--workers", min=1, help="worker actors (default: all CPUs)")]
 StoreOpt = Annotated[str | None, typer.Option("--store", help="run store folder (default: run.store, 'runs')")]
 
 
@@ -84,8 +86,8 @@ def run(
     overrides: Overrides = None,
     skip_invalid: SkipInvalid = False,
     store: StoreOpt = None,
-    address: Annotated[str | None, typer.Option("--address", help="existing Ray cluster to run on")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="worker actors (default: all CPUs)")] = None,
+    address: Address = None,
+    workers: Workers = None,
 ) -> None:
     """Run a sweep: models × suites × settings × seeds, on Ray, into runs/<run_id>/."""
     try:
@@ -177,9 +179,6 @@ def _failed_shards(run_store: RunStore, manifest: RunManifest) -> list[str]:
     ]
 
 
-Address = Annotated[str | None, typer.Option("--address", help="existing Ray cluster to run on")]
-
-
 @app.command()
 def status(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
@@ -228,7 +227,7 @@ def resume(
     ] = None,
     store: StoreOpt = None,
     address: Address = None,
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="worker actors")] = None,
+    workers: Workers = None,
 ) -> None:
     """Finish a run whose driver stopped: only shards without a committed result run; committed ones never twice."""
     try:
@@ -239,7 +238,7 @@ def resume(
             planned = {k: v for k, v in manifest.config.items() if k != "run"}
             from workers.replay import first_difference
 
-            difference = first_difference(planned, given)
+            difference = first_difference(planned, given, names=("the run has", "the config has"))
             if difference:
                 raise ConfigError(f"{config_path} differs from the run's config, refusing to resume: {difference}")
     except USER_ERRORS as exc:
@@ -258,7 +257,7 @@ def rerun(
     ] = False,
     store: StoreOpt = None,
     address: Address = None,
-    workers: Annotated[int | None, typer.Option("--workers", min=1, help="worker actors")] = None,
+    workers: Workers = None,
 ) -> None:
     """Run failed shards again (their previous results move to history/); every other shard stays untouched."""
     try:

@@ -86,7 +86,9 @@ def test_resume_refuses_a_changed_config_and_names_the_difference(tmp_path: Path
     path.write_text(yaml.safe_dump({**config, "agent": {"max_turns": 3}}))
     code, output = cli("resume", str(run_dir), str(path))
     assert code == 2
-    assert "differs from the run's config, refusing to resume: agent.max_turns: recorded 12, replayed 3" in output
+    assert (
+        "differs from the run's config, refusing to resume: agent.max_turns: the run has 12, the config has 3" in output
+    )
 
 
 def test_rerun_failed_runs_only_the_failed_shards(tmp_path: Path, ray_local: None, smoke) -> None:

@@ -53,20 +53,20 @@ def stable(value: Any) -> Any:
     return value
 
 
-def first_difference(a: Any, b: Any, path: str = "") -> str | None:
-    """Where two dumps first differ (a dotted path), or None."""
+def first_difference(a: Any, b: Any, path: str = "", names: tuple[str, str] = ("recorded", "replayed")) -> str | None:
+    """Where two dumps first differ (a dotted path, with both values named by ``names``), or None."""
     if isinstance(a, dict) and isinstance(b, dict):
         for key in list(dict.fromkeys([*a, *b])):
-            found = first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else key)
+            found = first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else key, names)
             if found:
                 return found
         return None
     if isinstance(a, list) and isinstance(b, list):
         if len(a) != len(b):
-            return f"{path}: {len(a)} items recorded, {len(b)} replayed"
+            return f"{path}: {len(a)} items {names[0]}, {len(b)} {names[1]}"
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            found = first_difference(x, y, f"{path}[{i}]")
+            found = first_difference(x, y, f"{path}[{i}]", names)
             if found:
                 return found
         return None
-    return None if a == b else f"{path}: recorded {a!r}, replayed {b!r}"
+    return None if a == b else f"{path}: {names[0]} {a!r}, {names[1]} {b!r}"

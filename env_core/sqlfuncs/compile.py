@@ -109,24 +109,27 @@ class SpiderData:
     digest: str = ""  # identity of the dataset: tables, questions and database bytes
 
 
+def _read_json_list(path: Path, what: str, digest: Any, problems: list[Problem]) -> list[Any]:
+    """A JSON file holding a list (its bytes join the dataset digest); unreadable -> [] and a problem."""
+    try:
+        text = path.read_bytes()
+        digest.update(text)
+        value = json.loads(text)
+        if not isinstance(value, list):
+            raise ValueError(f"expected a list of {what}, got {type(value).__name__}")
+    except (OSError, ValueError) as exc:
+        problems.append(Problem(path.name, f"unreadable {path.name}", str(exc)))
+        return []
+    return value
+
+
 def read_spider(folder: str | Path, questions_file: str | None = None) -> SpiderData:
     """Read ``tables.json``, the questions file and ``database/<db_id>/<db_id>.sqlite``; collect problems."""
     folder = Path(folder)
     problems: list[Problem] = []
     digest = hashlib.sha256()
     schemas: dict[str, Schema] = {}
-    tables_path = folder / "tables.json"
-    raw_tables: Any = []
-    try:
-        text = tables_path.read_bytes()
-        digest.update(text)
-        raw_tables = json.loads(text)
-        if not isinstance(raw_tables, list):
-            raise ValueError(f"expected a list of schema entries, got {type(raw_tables).__name__}")
-    except (OSError, ValueError) as exc:
-        problems.append(Problem("tables.json", "unreadable tables.json", str(exc)))
-        raw_tables = []
-    for i, entry in enumerate(raw_tables):
+    for i, entry in enumerate(_read_json_list(folder / "tables.json", "schema entries", digest, problems)):
         try:
             db_id = entry["db_id"]
             names = entry["table_names_original"]
@@ -159,16 +162,7 @@ def read_spider(folder: str | Path, questions_file: str | None = None) -> Spider
             Problem("questions", "no questions file", f"none in {folder} (looked for {', '.join(candidates)})")
         )
         return SpiderData(schemas, databases, questions, problems, digest.hexdigest())
-    try:
-        text = path.read_bytes()
-        digest.update(text)
-        raw_questions = json.loads(text)
-        if not isinstance(raw_questions, list):
-            raise ValueError(f"expected a list of questions, got {type(raw_questions).__name__}")
-    except (OSError, ValueError) as exc:
-        problems.append(Problem(path.name, "unreadable questions file", str(exc)))
-        raw_questions = []
-    for i, item in enumerate(raw_questions):
+    for i, item in enumerate(_read_json_list(path, "questions", digest, problems)):
         if not (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("db_id", "question", "query"))):
             problems.append(
                 Problem(f"question {i}", "malformed question", "needs string fields db_id, question, query")
