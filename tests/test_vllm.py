@@ -138,12 +138,15 @@ def test_a_server_killed_mid_run_turns_in_flight_episodes_into_infra_errors_and_
     info = ray.get(server.info.remote())
     shard = shard_against(info["url"], smoke_ref, 20, max_turns=12)
     # long replies (no early end of sequence) keep requests in flight when the server dies
-    slow = shard.model.model_copy(update={"sampling": {"max_tokens": 3000, "extra_body": {"ignore_eos": True}}})
+    # (a first turn of 4,000 tokens each keeps 20 requests busy for about 15 s here; the prompt is about 3,000)
+    slow = shard.model.model_copy(update={"sampling": {"max_tokens": 4000, "extra_body": {"ignore_eos": True}}})
     shard = shard.model_copy(update={"model": slow})
     runner = ray.remote(num_cpus=0)(run_shard).remote(shard)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and _running_requests(info["url"]) < 5:
-        time.sleep(0.05)  # wait until the server is busy with this shard's episodes
+    # kill as soon as any request is being generated: under load a scrape can take seconds, and waiting for a
+    # higher count could miss the whole busy period (CI once did)
+    while time.monotonic() < deadline and _running_requests(info["url"]) < 1:
+        time.sleep(0.05)
     os.killpg(info["pid"], signal.SIGKILL)  # the server we started, by its process group
     output = ray.get(runner, timeout=300)
     outcomes = [r.outcome for r in output.results]
@@ -162,7 +165,7 @@ def test_a_server_killed_mid_run_turns_in_flight_episodes_into_infra_errors_and_
 def _running_requests(url: str) -> float:
     """vLLM's own gauge of requests being generated right now."""
     try:
-        with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=2) as response:
+        with urllib.request.urlopen(url.removesuffix("/v1") + "/metrics", timeout=10) as response:
             text = response.read().decode()
     except OSError:
         return 0.0
