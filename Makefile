@@ -44,6 +44,7 @@ bench: setup setup-serving
 	$(BIN)/python -m benchmarks.retrieval
 	$(BIN)/python -m benchmarks.serving
 	$(BIN)/python -m benchmarks.scheduler
+	$(BIN)/python -m benchmarks.tracking
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich import box
@@ -24,9 +24,13 @@ from cluster.store import RunStore, StoreError
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import Outcome
 from env_core.scenarios import ScenarioFileError
+from env_core.storage import StorageUnavailable
 from env_core.suites import BUILTIN_SUITES, SuiteError, load_suite, write_suite
 from scoring.summary import summarize
 from workers.runner import ShardOutput
+
+if TYPE_CHECKING:
+    from cluster.tracking import Tracker, TrackingConfig
 
 app = typer.Typer(
     help="Evaluate tool-using LLM agents under tool failures.",
@@ -40,7 +44,7 @@ if not console.is_terminal:  # logs and pipes: room for the whole table instead 
     console.width = max(console.width, 120)
 
 # Problems with the user's input: reported in one message, exit status 2, nothing run.
-USER_ERRORS = (ConfigError, SuiteError, ScenarioFileError, StoreError, FileNotFoundError)
+USER_ERRORS = (ConfigError, SuiteError, ScenarioFileError, StoreError, FileNotFoundError, StorageUnavailable)
 
 
 def _fail(exc: Exception) -> typer.Exit:
@@ -92,8 +96,12 @@ def run(
     """Run a sweep: models × suites × settings × seeds, on Ray, into runs/<run_id>/."""
     try:
         config, manifest = _prepare(config_path, overrides, skip_invalid, store, address, workers)
-        run_store = RunStore(Path(config.run.store) / manifest.run_id)
+        run_store = RunStore.create(
+            config.run.store, manifest.run_id, config.run.local_copy, config.run.s3_endpoint_url
+        )
         run_store.write_manifest(manifest)
+    except StorageUnavailable as exc:
+        raise _fail(StoreError(f"{exc}; nothing was run")) from None
     except USER_ERRORS as exc:
         raise _fail(exc) from None
     except OSError as exc:
@@ -125,6 +133,10 @@ def _execute(
         started_ray = ensure_ray(address)
     except ClusterUnreachable as exc:
         raise _fail(exc) from None
+    run_store.warn = _warn
+    tracker = _tracker(run_store)
+    if tracker is not None:
+        tracker.start()
     try:
         with Progress(
             TextColumn("[bold]episodes"),
@@ -147,6 +159,8 @@ def _execute(
                 done = progress.tasks[task].completed + len(output.results)
                 rate = done / max(time.perf_counter() - started, 1e-9)
                 progress.update(task, advance=len(output.results), failed=failed, rate=f"{rate:.1f}")
+                if tracker is not None:
+                    tracker.shard_committed(output.shard_id, output.results)
 
             execution = execute(manifest, run_store, workers, on_commit, merge or {})
     finally:
@@ -165,7 +179,52 @@ def _execute(
     title = f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)"
     print_summary(summarize(run_store.iter_results()), console, title=title)
     print_family_summaries(family_summaries(run_store.iter_results()), console)
-    console.print(f"results: {run_store.folder}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)
+    console.print(f"results: {run_store.location}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)
+    _publish(run_store, tracker)
+
+
+def _warn(message: str) -> None:
+    errors.print(f"[yellow]{message}[/yellow]", highlight=False, soft_wrap=True)
+
+
+def _tracker(run_store: RunStore, config: TrackingConfig | None = None) -> Tracker | None:
+    from cluster.tracking import Tracker
+
+    try:
+        tracker = Tracker.for_store(run_store, config)
+    except Exception as exc:  # a broken tracking setup must not stop an evaluation
+        _warn(f"MLflow tracking is off for this run: {type(exc).__name__}: {exc}")
+        return None
+    if tracker is not None:
+        tracker.warn = _warn
+    return tracker
+
+
+def _publish(run_store: RunStore, tracker: Tracker | None) -> bool:
+    """Finish the uploads a run owes: S3 objects written during an outage, MLflow numbers and artifacts.
+    Returns whether everything is now where it belongs; says how to finish it later when not."""
+    complete = True
+    if run_store.remote is not None:
+        try:
+            report = run_store.sync()
+            if report.uploaded:
+                console.print(f"S3: uploaded {len(report.uploaded)} object(s) to {run_store.remote.uri}")
+        except StorageUnavailable as exc:
+            complete = False
+            _warn(f"{exc}; the results are complete in {run_store.folder}")
+    if tracker is not None:
+        report = tracker.finish()
+        if not report.problems:
+            console.print(
+                f"MLflow: {tracker.uri} experiment '{tracker.experiment_name}', run {tracker.parent_id}"
+                f" ({report.groups_logged} child run(s) updated)",
+                soft_wrap=True,
+            )
+        complete = complete and not report.problems
+    if not complete:
+        run_id = run_store.manifest().run_id
+        _warn(f"not everything was uploaded: run `undertow sync {run_id}` when the services are back")
+    return complete
 
 
 def _failed_shards(run_store: RunStore, manifest: RunManifest) -> list[str]:
@@ -306,21 +365,32 @@ def rerun(
 
 @app.command()
 def report(
-    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")],
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, a run folder, or s3:// URI")],
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
-    store: Annotated[str, typer.Option("--store", help="run store folder")] = "runs",
+    store: Annotated[str, typer.Option("--store", help="run store folder or s3://bucket/prefix")] = "runs",
     families: Annotated[
         bool, typer.Option("--families", help="json: the family analyses (HoHW tables) instead of the rows")
     ] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="also write a self-contained HTML report (tables, plots, a trace)")
+    ] = None,
 ) -> None:
-    """Print the summary of a finished (or partly finished) run from disk."""
+    """Print the summary of a finished (or partly finished) run from its store."""
     if format not in ("table", "json"):
         raise _fail(ValueError(f"--format: expected 'table' or 'json', got '{format}'"))
     try:
         run_store = RunStore.open(run_id, store)
         manifest = run_store.manifest()
+        if html is not None and not html.parent.is_dir():
+            raise StoreError(f"--html: folder {html.parent} does not exist")
     except USER_ERRORS as exc:
         raise _fail(exc) from None
+    if html is not None:
+        from cluster.analysis import analyse
+
+        results = list(run_store.iter_results())
+        sizes = {m["name"]: m.get("size_b") for m in manifest.config.get("models", [])}
+        _write_html(html, analyse(results, sizes), results, [run_store], manifest.run_id)
     if format == "json":
         rows = family_summaries(run_store.iter_results()) if families else summarize(run_store.iter_results())
         print(summary_json(rows))
@@ -330,6 +400,103 @@ def report(
     pending = len(manifest.shards) - len(run_store.committed())
     if pending:
         console.print(f"[yellow]{pending} of {len(manifest.shards)} shard(s) have no committed results yet.[/yellow]")
+
+
+def _write_html(path: Path, analysis: Any, results: list[Any], stores: list[RunStore], title: str) -> None:
+    """The HTML report: tables, embedded plots, and one instructive episode's trace from the first store."""
+    from cluster.analysis import pick_trace, render_html
+    from cluster.plots import figures
+
+    manifests = [st.manifest() for st in stores]
+    meta = {
+        "runs": ", ".join(m.run_id for m in manifests),
+        "created": ", ".join(m.created for m in manifests),
+        "code version": ", ".join(sorted({m.versions.get("undertow", "") for m in manifests})),
+        "store": ", ".join(st.location for st in stores),
+    }
+    trace = pick_trace(results, stores[0].trajectories)
+    path.write_text(render_html(analysis, title, figures(analysis), trace, meta), encoding="utf-8")
+    errors.print(f"wrote {path}", highlight=False)
+
+
+@app.command()
+def compare(
+    runs: Annotated[list[str], typer.Argument(metavar="RUN...", help="one run (its models) or several runs")],
+    store: Annotated[str, typer.Option("--store", help="run store folder or s3://bucket/prefix")] = "runs",
+    html: Annotated[Path | None, typer.Option("--html", help="also write the comparison as an HTML report")] = None,
+    baseline: Annotated[str, typer.Option("--baseline", help="setting the recovery gap is measured from")] = "clean",
+    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+) -> None:
+    """Paired comparison of models on the same episodes (paired bootstrap CI and McNemar), and each model's
+    recovery gap (baseline minus faulted accuracy). Models of several runs are told apart by run when their
+    names collide."""
+    from cluster.analysis import analyse, print_comparison
+
+    if format not in ("table", "json"):
+        raise _fail(ValueError(f"--format: expected 'table' or 'json', got '{format}'"))
+    try:
+        stores = [RunStore.open(run, store) for run in runs]
+        manifests = [st.manifest() for st in stores]
+        if len({m.run_id for m in manifests}) != len(manifests):
+            raise StoreError("the same run is named twice")
+        if html is not None and not html.parent.is_dir():
+            raise StoreError(f"--html: folder {html.parent} does not exist")
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    names = [{m["name"] for m in st.manifest().config.get("models", [])} for st in stores]
+    clashes = {n for i, a in enumerate(names) for b in names[i + 1 :] for n in a & b}
+    results = []
+    sizes: dict[str, float | None] = {}
+    for st, manifest in zip(stores, manifests, strict=True):
+        for r in st.iter_results():
+            if r.model in clashes:  # the same name in two runs: two configurations to compare, kept apart
+                r = r.model_copy(update={"model": f"{r.model}@{manifest.run_id}"})
+            results.append(r)
+        for m in manifest.config.get("models", []):
+            sizes[f"{m['name']}@{manifest.run_id}" if m["name"] in clashes else m["name"]] = m.get("size_b")
+    analysis = analyse(results, sizes, baseline=baseline)
+    if not analysis.comparisons and not analysis.gaps:
+        errors.print(
+            "[yellow]nothing to compare: need two models with valid episodes on the same scenarios and seeds, or a "
+            f"model run under '{baseline}' and a faulted setting[/yellow]"
+        )
+    if format == "json":
+        print(analysis.to_json())
+    else:
+        print_comparison(analysis, console)
+    if html is not None:
+        _write_html(html, analysis, results, stores, " vs ".join(m.run_id for m in manifests))
+
+
+@app.command()
+def sync(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, a run folder, or s3:// URI")],
+    store: StoreOpt = None,
+    mlflow: Annotated[
+        str | None, typer.Option("--mlflow", help="MLflow tracking URI (default: the run's tracking config)")
+    ] = None,
+) -> None:
+    """Upload what S3 lacks and log what MLflow lacks, after an outage. Safe to repeat: current objects and
+    numbers are left alone. Exit status 1 while a service is still unreachable."""
+    from cluster.tracking import TrackingConfig
+
+    try:
+        run_store = RunStore.open(run_id, store or "runs")
+        manifest = run_store.manifest()
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    run_store.warn = _warn
+    config = TrackingConfig.model_validate(manifest.config.get("tracking") or {})
+    if mlflow is not None:
+        config = config.model_copy(update={"mlflow_uri": mlflow})
+    tracker = _tracker(run_store, config)
+    if run_store.remote is None:
+        console.print(f"{manifest.run_id}: a local run ({run_store.folder}); nothing to upload")
+    if tracker is None:
+        console.print("MLflow: tracking is off for this run (tracking.mlflow_uri in its config, or --mlflow URI)")
+    if not _publish(run_store, tracker):
+        raise typer.Exit(code=1)
+    console.print(f"{manifest.run_id}: in sync")
 
 
 @app.command()

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from cluster.tracking import TrackingConfig
 from env_core.faults import PRESET_SETTINGS, Setting
 from env_core.model import Strict
 from env_core.scenarios import validation_problems
@@ -26,7 +27,13 @@ class ConfigError(ValueError):
 
 
 class RunOptions(Strict):
-    store: str = Field(default="runs", description="folder that holds runs/<run_id>/")
+    store: str = Field(default="runs", description="where runs go: a folder, or s3://bucket/prefix")
+    local_copy: str = Field(
+        default="runs", description="s3 stores: folder of the local copy (kept through an S3 outage; cache for reads)"
+    )
+    s3_endpoint_url: str | None = Field(
+        default=None, description="s3 stores: endpoint of a self-hosted server (default: AWS_ENDPOINT_URL_S3, AWS)"
+    )
     shard_size: int = Field(default=16, ge=1, description="episodes per shard")
     workers: int | None = Field(default=None, ge=1, description="worker actors (default: CPUs Ray reports)")
     ray_address: str | None = Field(default=None, description="existing Ray cluster; default starts a local one")
@@ -47,6 +54,7 @@ class SweepConfig(Strict):
     agent: AgentConfig = Field(default_factory=AgentConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     run: RunOptions = Field(default_factory=RunOptions)
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
 
     @model_validator(mode="before")
     @classmethod

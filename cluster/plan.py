@@ -20,6 +20,7 @@ from pydantic import Field
 
 from cluster.config import SweepConfig
 from env_core.model import SCHEMA_VERSION, Strict
+from env_core.storage import is_s3, join_uri
 from workers.runner import EpisodePlan, ShardSpec
 
 
@@ -108,7 +109,8 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     # the embedding cache lives in the run store, so every worker of a cluster shares it
     retrieval = config.retrieval
     if retrieval.cache is None:
-        retrieval = retrieval.model_copy(update={"cache": str(Path(config.run.store).resolve() / ".embeddings")})
+        store = config.run.store if is_s3(config.run.store) else Path(config.run.store).resolve()
+        retrieval = retrieval.model_copy(update={"cache": join_uri(store, ".embeddings")})
     for model in config.models:
         for ref, suite in loaded:
             for setting in config.settings:

@@ -23,20 +23,18 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
-def summary_table(rows: list[dict[str, Any]], title: str = "") -> Table:
+def new_table(title: str, columns: list[tuple[str, str]]) -> Table:
+    """The house table style; ``columns`` are (header, "left" | "right")."""
     table = Table(title=title or None, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
-    for column, justify in [
-        ("Model", "left"),
-        ("Suite", "left"),
-        ("Setting", "left"),
-        ("n", "right"),
-        ("Accuracy", "right"),
-        ("95% CI", "right"),
-        ("Gave up", "right"),
-        ("Outcomes", "left"),
-        ("Turns", "right"),
-    ]:
+    for column, justify in columns:
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    return table
+
+
+def summary_table(rows: list[dict[str, Any]], title: str = "") -> Table:
+    columns = [("Model", "left"), ("Suite", "left"), ("Setting", "left"), ("n", "right"), ("Accuracy", "right")]
+    columns += [("95% CI", "right"), ("Gave up", "right"), ("Outcomes", "left"), ("Turns", "right")]
+    table = new_table(title, columns)
     previous_model = None
     for row in rows:
         if previous_model is not None and row["model"] != previous_model:

@@ -1,22 +1,29 @@
-"""The run store: one folder per run, and the ledger of which shards are done.
+"""The run store: one folder (or S3 prefix) per run, and the ledger of which shards are done.
 
 ```
-runs/<run_id>/
-  manifest.json              the plan, written first and never changed
-  traces/<shard_id>.jsonl    one trajectory per line
-  results/<shard_id>.parquet one EpisodeResult per row; its existence means the shard is committed
+<store>/<run_id>/
+  manifest.json                 the plan, written first and never changed
+  traces/<shard_id>.jsonl.gz    one trajectory per line, gzip-compressed
+  results/<shard_id>.parquet    one EpisodeResult per row; its existence means the shard is committed
+  history/                      earlier versions of rerun shards
 ```
 
-A shard is committed by writing its traces, then its results file, each to a temporary name and renamed into place
-(atomic on one filesystem). A shard without a results file is pending or failed: that is the whole ledger.
+A shard is committed by writing its traces, then its results object, each atomically (local: temporary name and
+rename; S3: one PUT). A shard without a results object is pending or failed: that is the whole ledger.
+
+A run on S3 (``store: s3://bucket/prefix``) also keeps a local copy under ``run.local_copy`` (``runs/<run_id>``),
+written first. If S3 is unreachable mid-run the driver goes on writing the local copy, which then holds every
+result; ``undertow sync RUN`` uploads what S3 lacks when it is back. The copy records where it belongs in
+``origin.json``.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
-import os
-import tempfile
+import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,106 +31,238 @@ import pyarrow.parquet as pq
 
 from cluster.plan import RunManifest
 from env_core.model import EpisodeResult, Trajectory
+from env_core.storage import LocalObjects, S3Objects, StorageUnavailable, is_s3, join_uri
 from workers.runner import ShardOutput
+
+ORIGIN = "origin.json"
+MANIFEST = "manifest.json"
+# after a failed upload, commits skip S3 for this long instead of each paying the connection timeout
+RETRY_REMOTE_AFTER_S = 20.0
 
 
 class StoreError(ValueError):
     pass
 
 
-def _atomic_write(path: Path, write: Callable[[str], object]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+@dataclass
+class SyncReport:
+    uploaded: list[str] = field(default_factory=list)
+    current: int = 0  # objects S3 already had, unchanged
 
 
 class RunStore:
-    def __init__(self, folder: str | Path):
-        self.folder = Path(folder)
+    """A run's objects. ``local`` always exists (the run folder, or the local copy of an S3 run); ``remote`` is
+    the S3 location for S3 runs, None for local ones."""
 
-    @classmethod
-    def open(cls, run: str, root: str | Path = "runs") -> RunStore:
-        """A run by id under ``root``, or by the path of its folder."""
-        for candidate in (Path(run), Path(root) / run):
-            if (candidate / "manifest.json").is_file():
-                return cls(candidate)
-        runs = sorted(p.name for p in Path(root).glob("*/manifest.json")) if Path(root).is_dir() else []
-        hint = f"; runs under {root}: {', '.join(p.split('/')[0] for p in runs[-5:])}" if runs else ""
-        raise StoreError(f"run '{run}' not found (no manifest.json in {run} or {Path(root) / run}){hint}")
+    def __init__(self, folder: str | Path, remote: S3Objects | None = None):
+        self.local = LocalObjects(folder)
+        self.remote = remote
+        self.warn: Callable[[str], None] = lambda message: None
+        self.unsynced: set[str] = set()  # objects written locally that S3 does not have yet
+        self._remote_down_until = 0.0
 
     @property
-    def manifest_path(self) -> Path:
-        return self.folder / "manifest.json"
+    def folder(self) -> Path:
+        return self.local.folder
+
+    @property
+    def location(self) -> str:
+        return self.remote.uri if self.remote else str(self.folder)
+
+    # ------------------------------------------------------------------------------------------------ opening
+
+    @classmethod
+    def create(
+        cls, root: str | Path, run_id: str, local_copy: str | Path = "runs", endpoint_url: str | None = None
+    ) -> RunStore:
+        """The store of a new run under ``root`` (a folder or ``s3://bucket/prefix``)."""
+        if not is_s3(root):
+            return cls(Path(root) / run_id)
+        remote = S3Objects(join_uri(root, run_id), endpoint_url)
+        store = cls(Path(local_copy) / run_id, remote)
+        store.local.put(ORIGIN, json.dumps({"store": remote.uri, "endpoint_url": endpoint_url}).encode())
+        return store
+
+    @classmethod
+    def open(cls, run: str, root: str | Path = "runs", local_copy: str | Path = "runs") -> RunStore:
+        """A run by id under ``root``, by the path of its folder, or by its ``s3://`` URI."""
+        if is_s3(run) or is_s3(root):
+            uri = run if is_s3(run) else join_uri(root, run)
+            folder = Path(local_copy) / uri.rstrip("/").rsplit("/", 1)[-1]
+            known = json.loads((folder / ORIGIN).read_text()) if (folder / ORIGIN).is_file() else {}
+            remote = S3Objects(uri, known.get("endpoint_url"))
+            if not (folder / MANIFEST).is_file() and not remote.exists(MANIFEST):
+                raise StoreError(f"run '{run}' not found (no manifest.json at {remote.uri})")
+            store = cls(folder, remote)
+            store.local.put(ORIGIN, json.dumps({"store": remote.uri, "endpoint_url": remote.endpoint_url}).encode())
+            return store
+        for candidate in (Path(run), Path(root) / run):
+            if (candidate / MANIFEST).is_file():
+                origin = candidate / ORIGIN
+                if origin.is_file():  # the local copy of an S3 run: its S3 side stays the place of record
+                    data = json.loads(origin.read_text())
+                    return cls(candidate, S3Objects(data["store"], data.get("endpoint_url")))
+                return cls(candidate)
+        runs = sorted(p.parent.name for p in Path(root).glob(f"*/{MANIFEST}")) if Path(root).is_dir() else []
+        hint = f"; runs under {root}: {', '.join(runs[-5:])}" if runs else ""
+        raise StoreError(f"run '{run}' not found (no manifest.json in {run} or {Path(root) / run}){hint}")
+
+    # ------------------------------------------------------------------------------------------------ writing
+
+    def _write(self, *objects: tuple[str, bytes]) -> None:
+        """Local copy first (it never depends on the network), then S3 in the same order."""
+        for key, data in objects:
+            self.local.put(key, data)
+        if self.remote is None:
+            return
+        self.unsynced.update(key for key, _ in objects)
+        if time.monotonic() < self._remote_down_until:
+            return
+        try:
+            for key, data in objects:
+                self.remote.put(key, data)
+                self.unsynced.discard(key)
+        except StorageUnavailable as exc:
+            self._remote_down_until = time.monotonic() + RETRY_REMOTE_AFTER_S
+            self.warn(f"{exc}; results are kept in {self.folder} (upload later: undertow sync)")
 
     def write_manifest(self, manifest: RunManifest) -> None:
-        if self.manifest_path.exists():
-            raise StoreError(f"{self.manifest_path} already exists: a manifest is written once")
-        text = manifest.model_dump_json(indent=2)
-        _atomic_write(self.manifest_path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
-
-    def manifest(self) -> RunManifest:
-        return RunManifest.model_validate_json(self.manifest_path.read_text(encoding="utf-8"))
-
-    def _results_path(self, shard_id: str) -> Path:
-        return self.folder / "results" / f"{shard_id}.parquet"
-
-    def committed(self) -> set[str]:
-        folder = self.folder / "results"
-        return {p.stem for p in folder.glob("*.parquet")} if folder.is_dir() else set()
+        if self.local.exists(MANIFEST):
+            raise StoreError(f"{self.folder / MANIFEST} already exists: a manifest is written once")
+        if self.remote is not None:
+            self.remote.ensure_bucket()  # an unreachable S3 fails the run here, before any work
+            if self.remote.exists(MANIFEST):
+                raise StoreError(f"{self.remote.uri}/{MANIFEST} already exists: a manifest is written once")
+            self.local.put(MANIFEST, manifest.model_dump_json(indent=2).encode())
+            self.remote.put(MANIFEST, manifest.model_dump_json(indent=2).encode())
+            return
+        self._write((MANIFEST, manifest.model_dump_json(indent=2).encode()))
 
     def commit(self, output: ShardOutput) -> None:
-        """Write a finished shard: traces first, then the results file that marks it done."""
-        lines = "".join(t.model_dump_json() + "\n" for t in output.trajectories)
-        _atomic_write(
-            self.folder / "traces" / f"{output.shard_id}.jsonl",
-            lambda tmp: Path(tmp).write_text(lines, encoding="utf-8"),
-        )
+        """Write a finished shard: traces first, then the results object that marks it done."""
+        lines = "".join(t.model_dump_json() + "\n" for t in output.trajectories).encode()
         # details differ by family: kept as JSON text so every shard file has the same columns
         rows = [{**r.model_dump(mode="json"), "details": json.dumps(r.details)} for r in output.results]
-        table = pa.Table.from_pylist(rows)
-        _atomic_write(self._results_path(output.shard_id), lambda tmp: pq.write_table(table, tmp))
+        # arrow's own buffers, not Python file objects: arrow threads that outlive a read must not need the GIL
+        # (a BytesIO released by an arrow thread at interpreter exit aborts the process)
+        buffer = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_pylist(rows), buffer)
+        self._write(
+            (f"traces/{output.shard_id}.jsonl.gz", gzip.compress(lines, compresslevel=6, mtime=0)),
+            (f"results/{output.shard_id}.parquet", buffer.getvalue().to_pybytes()),
+        )
+
+    def supersede(self, shard_id: str) -> None:
+        """Move a committed shard's objects aside (``history/``) before it runs again: reruns keep the record."""
+        n = len(self._keys(f"history/{shard_id}.")) // 2 + 1
+        for kind, suffix in (("results", "parquet"), ("traces", "jsonl.gz")):
+            key = f"{kind}/{shard_id}.{suffix}"
+            try:
+                data = self._read(key)
+            except KeyError:
+                continue
+            self._write((f"history/{shard_id}.{n}.{suffix}", data))
+            self.local.delete(key)
+            if self.remote is not None:
+                try:
+                    self.remote.delete(key)
+                except StorageUnavailable as exc:
+                    raise StoreError(f"cannot rerun shard {shard_id} while S3 is unreachable: {exc}") from exc
+
+    def sync(self) -> SyncReport:
+        """Upload every object of the local copy that S3 lacks or holds in another version (after an outage)."""
+        if self.remote is None:
+            return SyncReport()
+        report = SyncReport()
+        self.remote.ensure_bucket()
+        remote = self.remote.digests()
+        local = self.local.digests()
+        # manifest first, results last: S3 never shows a result whose traces are missing
+        order = sorted((k for k in local if k != ORIGIN), key=lambda k: (k != MANIFEST, k.startswith("results/"), k))
+        for key in order:
+            if remote.get(key) == local[key]:
+                report.current += 1
+                continue
+            self.remote.put(key, self.local.get(key))
+            report.uploaded.append(key)
+        self.unsynced.clear()
+        self._remote_down_until = 0.0
+        return report
+
+    def pending_upload(self) -> list[str]:
+        """Objects of the local copy S3 does not have (in this version); raises StorageUnavailable when down."""
+        if self.remote is None:
+            return []
+        remote = self.remote.digests()
+        return sorted(k for k, d in self.local.digests().items() if k != ORIGIN and remote.get(k) != d)
+
+    # ------------------------------------------------------------------------------------------------ reading
+
+    def _read(self, key: str) -> bytes:
+        """The local copy when it has the object, else S3 (and keep what was fetched)."""
+        try:
+            return self.local.get(key)
+        except KeyError:
+            if self.remote is None:
+                raise
+        data = self.remote.get(key)
+        self.local.put(key, data)
+        return data
+
+    def _keys(self, prefix: str) -> set[str]:
+        found = set(self.local.list_keys(prefix))
+        if self.remote is not None:
+            try:
+                found.update(self.remote.list_keys(prefix))
+            except StorageUnavailable as exc:
+                self.warn(f"{exc}; reading the local copy only")
+        return found
+
+    def manifest(self) -> RunManifest:
+        return RunManifest.model_validate_json(self._read(MANIFEST))
+
+    def result_digests(self) -> dict[str, str]:
+        """MD5 of each committed shard's results object, by shard id: changes when a shard is rerun."""
+        found: dict[str, str] = {}
+        if self.remote is not None:
+            try:
+                found.update(self.remote.digests("results/"))
+            except StorageUnavailable as exc:
+                self.warn(f"{exc}; reading the local copy only")
+        found.update(self.local.digests("results/"))  # the local copy is never older than S3
+        return {k.removeprefix("results/").removesuffix(".parquet"): v for k, v in found.items()}
+
+    def committed(self) -> set[str]:
+        return {k.removeprefix("results/").removesuffix(".parquet") for k in self._keys("results/")}
 
     def shard_results(self, shard_id: str) -> list[EpisodeResult]:
-        path = self._results_path(shard_id)
-        if not path.is_file():
+        try:
+            data = self._read(f"results/{shard_id}.parquet")
+        except KeyError:
             return []
         return [
             EpisodeResult.model_validate({**r, "details": json.loads(r.get("details") or "{}")})
-            for r in pq.read_table(path).to_pylist()
+            for r in pq.ParquetFile(pa.BufferReader(data)).read().to_pylist()
         ]
-
-    def supersede(self, shard_id: str) -> None:
-        """Move a committed shard's files aside (``history/``) before it runs again: reruns keep the record."""
-        history = self.folder / "history"
-        history.mkdir(exist_ok=True)
-        n = len(list(history.glob(f"{shard_id}.*.parquet"))) + 1
-        for kind, suffix in (("results", "parquet"), ("traces", "jsonl")):
-            path = self.folder / kind / f"{shard_id}.{suffix}"
-            if path.is_file():
-                os.replace(path, history / f"{shard_id}.{n}.{suffix}")
 
     def results(self) -> list[EpisodeResult]:
         """Committed results in manifest order (model, suite, setting as planned)."""
         return list(self.iter_results())
 
     def iter_results(self) -> Iterator[EpisodeResult]:
-        """The same, one shard file at a time: summaries of large runs stream instead of loading everything."""
+        """The same, one shard object at a time: summaries of large runs stream instead of loading everything."""
+        committed = self.committed()
         for shard in self.manifest().shards:
-            yield from self.shard_results(shard.shard_id)
+            if shard.shard_id in committed:
+                yield from self.shard_results(shard.shard_id)
 
     def trajectories(self, shard_id: str | None = None) -> Iterator[Trajectory]:
-        paths = (
-            [self.folder / "traces" / f"{shard_id}.jsonl"]
-            if shard_id
-            else sorted((self.folder / "traces").glob("*.jsonl"))
-        )
-        for path in paths:
-            with path.open(encoding="utf-8") as handle:
-                for line in handle:
+        shards = [shard_id] if shard_id else sorted(self.committed())
+        for shard in shards:
+            try:
+                text = gzip.decompress(self._read(f"traces/{shard}.jsonl.gz")).decode()
+            except KeyError:
+                continue
+            for line in text.splitlines():
+                if line:
                     yield Trajectory.model_validate_json(line)

@@ -221,6 +221,9 @@ class Scenario(Versioned):
     disclosure: list[DisclosureRule] = Field(default_factory=list)
     faults: list[FaultSpec] = Field(default_factory=list, description="the scenario's own fault plan")
     gold: Gold
+    variant_of: str | None = Field(
+        default=None, description="the scenario this one was derived from (an augmentation); None: an original"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -365,6 +368,9 @@ class EpisodeResult(Versioned):
     setting: str
     seed: int
     scenario_id: str
+    # Episodes that share a cluster are not independent (seeds and augmentations of one original scenario):
+    # clustered intervals resample clusters, not episodes. Empty: the scenario is its own cluster.
+    cluster_id: str = ""
     outcome: Outcome
     solved: bool = False  # the answer matched the gold answer
     gave_up: bool = False  # the agent declared the task unsolvable

@@ -34,7 +34,9 @@ class RetrievalConfig(Strict):
     device: str = Field(default="cpu", description="cpu | cuda | cuda:N")
     batch_size: int = Field(default=64, ge=1)
     index: Literal["flat", "ivf", "hnsw"] = Field(default="flat", description="faiss index for dense search")
-    cache: str | None = Field(default=None, description="embedding cache folder (default: in the run store)")
+    cache: str | None = Field(
+        default=None, description="embedding cache: folder or s3:// URI (default: in the run store)"
+    )
     service: Literal["actor", "local"] = Field(
         default="actor", description="one index actor per Ray node, or an index in every worker process"
     )

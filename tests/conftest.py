@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from services import LocalServices
 
 from env_core.suites import Suite, SuiteRef
 
@@ -55,3 +56,22 @@ def ray_local() -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServices]:
+    """A real SeaweedFS S3 server and a real MLflow server (its artifacts in that S3), for the whole session."""
+    running = LocalServices.allocate(tmp_path_factory.mktemp("services"))
+    running.up()
+    try:
+        yield running
+    finally:
+        running.down()
+
+
+@pytest.fixture
+def s3_env(services: LocalServices, monkeypatch: pytest.MonkeyPatch) -> LocalServices:
+    """The test process talks to the S3 server through the standard AWS variables, as users do."""
+    for name, value in services.env().items():
+        monkeypatch.setenv(name, value)
+    return services

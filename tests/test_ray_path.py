@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -116,7 +117,7 @@ def test_quickstart_end_to_end_through_the_cli(tmp_path: Path) -> None:
     assert manifest["suites"][0]["n_scenarios"] == 35 and len(manifest["suites"][0]["content_hash"]) == 64
     assert manifest["config"]["settings"][1]["name"] == "first_tried"
     parquet_rows = sum(pq.read_table(p).num_rows for p in (run_dir / "results").glob("*.parquet"))
-    trace_lines = sum(len(p.read_text().splitlines()) for p in (run_dir / "traces").glob("*.jsonl"))
+    trace_lines = sum(len(gzip.decompress(p.read_bytes()).splitlines()) for p in (run_dir / "traces").glob("*.gz"))
     assert parquet_rows == trace_lines == 315
 
     report = _cli("report", run_dir.name, "--format", "json", "--store", str(store), cwd=tmp_path)

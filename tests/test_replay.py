@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from typing import Any
 
@@ -84,19 +85,19 @@ def test_recorded_turns_carry_the_reply_and_its_hashes(recorded_run: RunStore) -
 
 def test_a_tampered_recording_is_reported(recorded_run: RunStore) -> None:
     result = next(r for r in recorded_run.results() if r.model == "scripted" and r.setting == "clean")
-    path = recorded_run.folder / "traces" / f"{result.shard_id}.jsonl"
-    original = path.read_text()
+    path = recorded_run.folder / "traces" / f"{result.shard_id}.jsonl.gz"
+    original = gzip.decompress(path.read_bytes()).decode()
     lines = []
     for line in original.splitlines():
         record = json.loads(line)
         if record["episode_id"] == result.episode_id:  # the model "said" something else on its last turn
             record["turns"][-1]["content"] = '[{"nothing": "to see"}]'
         lines.append(json.dumps(record))
-    path.write_text("\n".join(lines) + "\n")
+    path.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     try:
         code, output = replay(recorded_run, result.episode_id)
     finally:
-        path.write_text(original)
+        path.write_bytes(gzip.compress(original.encode()))
     assert code == 1 and "replay differs" in output
     assert "solved: recorded True, replayed False" in output or "final_answer" in output
 

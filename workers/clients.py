@@ -64,6 +64,9 @@ class ModelConfig(Strict):
     max_retries: int = Field(default=3, ge=0)
     concurrency: int = Field(default=8, ge=1, description="episodes in flight per worker for this model")
     latency_s: float = Field(default=0.0, ge=0, description="policy: simulated model latency per reply (benchmarks)")
+    size_b: float | None = Field(
+        default=None, gt=0, description="parameters in billions: the x axis of accuracy-vs-size plots"
+    )
     # kind "vllm": how undertow serves the weights
     weights: str | None = Field(default=None, description="vllm: local folder or hub id of the weights")
     tensor_parallel: int = Field(default=1, ge=1, description="vllm: GPUs per replica")

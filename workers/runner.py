@@ -68,6 +68,7 @@ def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Traje
         setting=shard.setting.name,
         seed=plan.seed,
         scenario_id=plan.scenario_id,
+        cluster_id=suite.by_id[plan.scenario_id].variant_of or plan.scenario_id,
         outcome=trajectory.outcome,
         n_turns=len(trajectory.turns),
         n_tool_calls=len(tool_steps),

@@ -264,6 +264,7 @@ def build_suite(
             scenarios.append(
                 Scenario(
                     id=base_id if k == 0 else f"{base_id}-aug{k}",
+                    variant_of=None if k == 0 else base_id,
                     family=FAMILY,
                     task=text,
                     tools=[call.tool for plan in plans for call in plan],

@@ -1,0 +1,148 @@
+"""What tracking costs the driver: committing shards to S3 instead of a local folder, logging each commit to MLflow,
+uploading after an outage, and rendering the report.
+
+Usage: python -m benchmarks.tracking [--shards 60] [--episodes 16]
+
+Starts the real services with ``infra/local-services.sh`` (SeaweedFS and an MLflow server whose artifacts go to it)
+on free loopback ports in a temporary folder, and stops them at the end. The shards are real: the oracle and naive
+policies on the smoke suite under clean and first_tried, run in-process once and committed to every store, so each
+comparison in one run sees the same bytes. Figures are per shard commit (the driver's cost), medians and p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cluster.config import SweepConfig
+from cluster.plan import plan_sweep
+from cluster.store import RunStore
+from cluster.tracking import Tracker, TrackingConfig
+from workers.runner import ShardOutput, run_shard
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from services import BUCKET, LocalServices  # noqa: E402 - the tests' wrapper around infra/local-services.sh
+
+
+def quantiles(samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"p50 {1000 * statistics.median(ordered):.1f} ms, p95 {1000 * p95:.1f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shards", type=int, default=60, help="shards per store (spread over 4 groups)")
+    parser.add_argument("--episodes", type=int, default=16, help="episodes per shard")
+    args = parser.parse_args()
+    seeds = max(1, -(-args.shards * args.episodes // (4 * 35)))
+    config = SweepConfig.model_validate(
+        {
+            "name": "trackbench",
+            "models": [{"name": "oracle", "size_b": 7}, {"name": "naive", "size_b": 1}],
+            "suites": ["smoke"],
+            "settings": ["clean", "first_tried"],
+            "seeds": list(range(seeds)),
+            "run": {"shard_size": args.episodes},
+        }
+    )
+    manifest = plan_sweep(config)
+    shards = manifest.shards[: args.shards]
+    manifest = manifest.model_copy(update={"shards": shards})
+    started = time.perf_counter()
+    outputs: list[ShardOutput] = [run_shard(s) for s in shards]
+    episodes = sum(len(o.results) for o in outputs)
+    print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    print(f"{len(outputs)} shards, {episodes} episodes run in-process in {time.perf_counter() - started:.1f} s")
+
+    with tempfile.TemporaryDirectory(prefix="undertow-trackbench-") as tmp:
+        folder = Path(tmp)
+        services = LocalServices.allocate(folder / "services")
+        up = time.perf_counter()
+        services.up()
+        print(f"services up (SeaweedFS + MLflow server) in {time.perf_counter() - up:.1f} s")
+        import os
+
+        os.environ.update(services.env())
+        try:
+            stores = {
+                "local folder": RunStore.create(folder / "local", manifest.run_id),
+                "S3 (SeaweedFS)": RunStore.create(f"s3://{BUCKET}/bench", manifest.run_id, folder / "copy"),
+            }
+            commit: dict[str, list[float]] = {}
+            for name, store in stores.items():
+                store.write_manifest(manifest)
+                commit[name] = []
+                for output in outputs:
+                    t0 = time.perf_counter()
+                    store.commit(output)
+                    commit[name].append(time.perf_counter() - t0)
+                print(f"commit to {name}: {quantiles(commit[name])} per shard")
+            ratio = statistics.median(commit["S3 (SeaweedFS)"]) / statistics.median(commit["local folder"])
+            print(f"  S3 / local: {ratio:.1f}x")
+
+            trackers = {
+                "MLflow server": TrackingConfig(mlflow_uri=services.mlflow_url, experiment="bench-server"),
+                "MLflow local folder": TrackingConfig(mlflow_uri=str(folder / "mlruns"), experiment="bench-local"),
+            }
+            for name, tracking in trackers.items():
+                tracker = Tracker.for_store(stores["local folder"], tracking)
+                assert tracker is not None
+                t0 = time.perf_counter()
+                tracker.start()
+                opened = time.perf_counter() - t0
+                logged = []
+                for output in outputs:
+                    t0 = time.perf_counter()
+                    tracker.shard_committed(output.shard_id, output.results)
+                    logged.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                report = tracker.finish()
+                finished = time.perf_counter() - t0
+                assert not report.problems, report.problems
+                print(
+                    f"{name}: open runs {opened:.2f} s; per shard commit {quantiles(logged)}; "
+                    f"end of run (final metrics, report, plots, results table) {finished:.2f} s"
+                )
+
+            # an outage kept every shard off S3: what `undertow sync` then uploads
+            late = RunStore.create(f"s3://{BUCKET}/late", manifest.run_id, folder / "late")
+            late.write_manifest(manifest)
+            late._remote_down_until = float("inf")  # as after a failed upload: commits go to the local copy only
+            for output in outputs:
+                late.commit(output)
+            t0 = time.perf_counter()
+            synced = late.sync()
+            elapsed = time.perf_counter() - t0
+            size = sum(len(late.local.get(k)) for k in synced.uploaded) / 1e6
+            print(f"sync after an outage: {len(synced.uploaded)} objects ({size:.1f} MB) in {elapsed:.2f} s")
+
+            from cluster.analysis import analyse, pick_trace, render_html
+            from cluster.plots import figures
+
+            results = stores["local folder"].results()
+            t0 = time.perf_counter()
+            analysis = analyse(results, {"oracle": 7, "naive": 1})
+            analysed = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            images = figures(analysis)
+            drawn = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            html = render_html(analysis, "bench", images, pick_trace(results, stores["local folder"].trajectories))
+            rendered = time.perf_counter() - t0
+            print(
+                f"report over {len(results)} episodes: analysis {analysed:.2f} s, plots {drawn:.2f} s, "
+                f"HTML {rendered:.2f} s ({len(html) / 1e3:.0f} kB)"
+            )
+        finally:
+            services.down()
+
+
+if __name__ == "__main__":
+    main()

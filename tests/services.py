@@ -1,0 +1,98 @@
+"""The real S3 server (SeaweedFS) and MLflow tracking server, started for tests through the same script users run
+(``infra/local-services.sh``), on free loopback ports, with their data in a temporary folder."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "infra" / "local-services.sh"
+BUCKET = "undertow"
+S3_PORTS = 8  # SeaweedFS listens on the S3 port and the 7 after it
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port_block(count: int, start: int = 30000) -> int:
+    """The first port of ``count`` consecutive free ones (above Ray's worker range, 10002–19999)."""
+    for base in range(start + (os.getpid() % 500) * 20, 60000, 20):
+        if all(_free(base + i) for i in range(count)):
+            return base
+    raise RuntimeError("no block of free ports")
+
+
+@dataclass
+class LocalServices:
+    folder: Path
+    s3_port: int
+    mlflow_port: int
+    key: str = "undertow-test"
+    secret: str = "undertow-test-secret"
+
+    @classmethod
+    def allocate(cls, folder: Path) -> LocalServices:
+        base = free_port_block(S3_PORTS + 1)
+        return cls(folder=folder, s3_port=base, mlflow_port=base + S3_PORTS)
+
+    @property
+    def s3_url(self) -> str:
+        return f"http://127.0.0.1:{self.s3_port}"
+
+    @property
+    def mlflow_url(self) -> str:
+        return f"http://127.0.0.1:{self.mlflow_port}"
+
+    def env(self) -> dict[str, str]:
+        """What a client process needs to use the services (the standard AWS variables)."""
+        return {
+            "AWS_ACCESS_KEY_ID": self.key,
+            "AWS_SECRET_ACCESS_KEY": self.secret,
+            "AWS_ENDPOINT_URL_S3": self.s3_url,
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }
+
+    def script(self, *args: str) -> str:
+        env = {
+            **os.environ,
+            **self.env(),
+            "UNDERTOW_SERVICES_DIR": str(self.folder),
+            "UNDERTOW_S3_PORT": str(self.s3_port),
+            "UNDERTOW_MLFLOW_PORT": str(self.mlflow_port),
+            "UNDERTOW_BUCKET": BUCKET,
+            "UNDERTOW_BIN": str(Path(sys.executable).parent),
+        }
+        done = subprocess.run(
+            ["bash", str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=180, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"local-services.sh {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+        return done.stdout
+
+    def up(self, which: str = "all") -> None:
+        self.script("up", which)
+
+    def down(self, which: str = "all") -> None:
+        self.script("down", which)
+
+    def s3_client(self, secret: str | None = None):
+        import boto3
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.s3_url,
+            aws_access_key_id=self.key,
+            aws_secret_access_key=secret or self.secret,
+            region_name="us-east-1",
+        )
