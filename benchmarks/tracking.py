@@ -12,6 +12,7 @@ comparison in one run sees the same bytes. Figures are per shard commit (the dri
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -58,7 +59,15 @@ def main() -> None:
     started = time.perf_counter()
     outputs: list[ShardOutput] = [run_shard(s) for s in shards]
     episodes = sum(len(o.results) for o in outputs)
-    print(f"{platform.processor() or platform.machine()}, Python {platform.python_version()}")
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "",
+    )
+    print(f"{cpu or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"{len(outputs)} shards, {episodes} episodes run in-process in {time.perf_counter() - started:.1f} s")
 
     with tempfile.TemporaryDirectory(prefix="undertow-trackbench-") as tmp:
@@ -67,8 +76,6 @@ def main() -> None:
         up = time.perf_counter()
         services.up()
         print(f"services up (SeaweedFS + MLflow server) in {time.perf_counter() - up:.1f} s")
-        import os
-
         os.environ.update(services.env())
         try:
             stores = {
@@ -137,8 +144,8 @@ def main() -> None:
             html = render_html(analysis, "bench", images, pick_trace(results, stores["local folder"].trajectories))
             rendered = time.perf_counter() - t0
             print(
-                f"report over {len(results)} episodes: analysis {analysed:.2f} s, plots {drawn:.2f} s, "
-                f"HTML {rendered:.2f} s ({len(html) / 1e3:.0f} kB)"
+                f"report over {len(results)} episodes: analysis {1000 * analysed:.0f} ms, plots {1000 * drawn:.0f} ms, "
+                f"HTML {1000 * rendered:.0f} ms ({len(html) / 1e3:.0f} kB)"
             )
         finally:
             services.down()
