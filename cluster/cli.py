@@ -416,7 +416,7 @@ def _write_html(path: Path, analysis: Any, results: list[Any], stores: list[RunS
     }
     trace = pick_trace(results, stores[0].trajectories)
     path.write_text(render_html(analysis, title, figures(analysis), trace, meta), encoding="utf-8")
-    errors.print(f"wrote {path}", highlight=False)
+    errors.print(f"wrote {path}", highlight=False, soft_wrap=True)
 
 
 @app.command()
