@@ -336,8 +336,11 @@ def rerun(
             good = [r for r in run_store.shard_results(shard_id) if r.outcome != Outcome.infra_error]
             ids = {r.episode_id for r in good}
             kept[shard_id] = (good, [t for t in run_store.trajectories(shard_id) if t.episode_id in ids])
-    for shard_id in shards:
-        run_store.supersede(shard_id)
+    try:
+        for shard_id in shards:
+            run_store.supersede(shard_id)
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
     episodes = sum(
         len(s.episodes) - len(kept.get(s.shard_id, ([], []))[0]) for s in manifest.shards if s.shard_id in shards
     )
