@@ -179,7 +179,11 @@ def _execute(
     title = f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)"
     print_summary(summarize(run_store.iter_results()), console, title=title)
     print_family_summaries(family_summaries(run_store.iter_results()), console)
-    console.print(f"results: {run_store.location}  (reprint: undertow report {manifest.run_id})", soft_wrap=True)
+    console.print(
+        f"results: {run_store.location}  (reprint: undertow report {manifest.run_id}; with plots and a trace: "
+        f"undertow report {manifest.run_id} --html report.html)",
+        soft_wrap=True,
+    )
     _publish(run_store, tracker)
 
 

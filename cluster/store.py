@@ -262,7 +262,10 @@ class RunStore:
             try:
                 text = gzip.decompress(self._read(f"traces/{shard}.jsonl.gz")).decode()
             except KeyError:
-                continue
+                try:  # runs written before traces were compressed
+                    text = self._read(f"traces/{shard}.jsonl").decode()
+                except KeyError:
+                    continue
             for line in text.splitlines():
                 if line:
                     yield Trajectory.model_validate_json(line)

@@ -154,3 +154,13 @@ def test_an_unreachable_embedding_cache_costs_time_not_the_build(tmp_path: Path,
     with pytest.warns(UserWarning, match="embedding cache unavailable"):
         vectors, encoded = cache.embed("m", ["x", "y"], lambda texts: np.ones((len(texts), 2), dtype=np.float32))
     assert encoded == 2 and vectors.shape == (2, 2)
+
+
+def test_runs_written_before_traces_were_compressed_still_read(smoke_ref, tmp_path: Path) -> None:
+    output = run_shard(_shard(smoke_ref, "naive"))
+    store = RunStore(tmp_path / "old")
+    store.commit(output)
+    packed = store.folder / "traces" / "shard-naive.jsonl.gz"
+    (store.folder / "traces" / "shard-naive.jsonl").write_bytes(gzip.decompress(packed.read_bytes()))
+    packed.unlink()
+    assert [t.episode_id for t in store.trajectories("shard-naive")] == [f"naive-{i}" for i in range(6)]
