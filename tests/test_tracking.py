@@ -174,8 +174,8 @@ def test_an_s3_outage_mid_run_loses_nothing_and_sync_completes_the_upload(
     services: LocalServices, tmp_path: Path
 ) -> None:
     prefix = f"outage/{tmp_path.name}"
-    # slow policies: the outage lands while most shards are still running
-    config = write_config(tmp_path, "s3outage", latency_s=0.25, store=f"s3://{BUCKET}/{prefix}")
+    # slow policies (about 8 s of shards left when S3 stops): the outage lands while most shards still run
+    config = write_config(tmp_path, "s3outage", latency_s=0.5, store=f"s3://{BUCKET}/{prefix}")
     env = cli_env(services)
     args = ["run", str(config), f"tracking.mlflow_uri={services.mlflow_url}"]
     process = _run_until_committed(args, tmp_path, env, tmp_path / "runs", 2)
