@@ -24,6 +24,7 @@ from cluster.config import SweepConfig
 from cluster.plan import plan_sweep
 from cluster.store import RunStore
 from cluster.tracking import Tracker, TrackingConfig
+from env_core.storage import S3Objects
 from workers.runner import ShardOutput, run_shard
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,17 +119,17 @@ def main() -> None:
                     f"end of run (final metrics, report, plots, results table) {finished:.2f} s"
                 )
 
-            # an outage kept every shard off S3: what `undertow sync` then uploads
-            late = RunStore.create(f"s3://{BUCKET}/late", manifest.run_id, folder / "late")
-            late.write_manifest(manifest)
-            late._remote_down_until = float("inf")  # as after a failed upload: commits go to the local copy only
+            # an outage kept every shard off S3: the local copy holds the run, `undertow sync` uploads it
+            staged = RunStore.create(folder / "staged", manifest.run_id)
+            staged.write_manifest(manifest)
             for output in outputs:
-                late.commit(output)
+                staged.commit(output)
+            late = RunStore(staged.folder, S3Objects(f"s3://{BUCKET}/late/{manifest.run_id}"))
             t0 = time.perf_counter()
-            synced = late.sync()
+            uploaded = late.sync()
             elapsed = time.perf_counter() - t0
-            size = sum(len(late.local.get(k)) for k in synced.uploaded) / 1e6
-            print(f"sync after an outage: {len(synced.uploaded)} objects ({size:.1f} MB) in {elapsed:.2f} s")
+            size = sum(len(late.local.get(k)) for k in uploaded) / 1e6
+            print(f"sync after an outage: {len(uploaded)} objects ({size:.1f} MB) in {elapsed:.2f} s")
 
             from cluster.analysis import analyse, pick_trace, render_html
             from cluster.plots import figures

@@ -699,3 +699,29 @@ def render_html(
         sizes=list(analysis.sizes.items()),
         any_size=any(size for size in analysis.sizes.values()),
     )
+
+
+def run_meta(manifests: Iterable[Any], locations: Iterable[str]) -> dict[str, str]:
+    """The "about" lines of a report on one or more runs (``manifests`` are :class:`cluster.plan.RunManifest`)."""
+    manifests = list(manifests)
+    return {
+        "runs": ", ".join(m.run_id for m in manifests),
+        "created": ", ".join(m.created for m in manifests),
+        "code version": ", ".join(sorted({m.versions.get("undertow", "") for m in manifests})),
+        "store": ", ".join(locations),
+    }
+
+
+def report_page(
+    analysis: Analysis,
+    results: Iterable[EpisodeResult],
+    load_trajectories: Callable[[str], Iterable[Trajectory]],
+    title: str,
+    meta: Mapping[str, str],
+) -> tuple[str, dict[str, bytes]]:
+    """The HTML report and the figures it embeds (also logged as files to MLflow), with an instructive trace."""
+    from cluster.plots import figures  # plots draws an Analysis: imported here, not at the top
+
+    images = figures(analysis)
+    trace = pick_trace(results, load_trajectories)
+    return render_html(analysis, title, images, trace, meta), images

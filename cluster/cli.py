@@ -210,9 +210,9 @@ def _publish(run_store: RunStore, tracker: Tracker | None) -> bool:
     complete = True
     if run_store.remote is not None:
         try:
-            report = run_store.sync()
-            if report.uploaded:
-                console.print(f"S3: uploaded {len(report.uploaded)} object(s) to {run_store.remote.uri}")
+            uploaded = run_store.sync()
+            if uploaded:
+                console.print(f"S3: uploaded {len(uploaded)} object(s) to {run_store.remote.uri}")
         except StorageUnavailable as exc:
             complete = False
             _warn(f"{exc}; the results are complete in {run_store.folder}")
@@ -396,8 +396,7 @@ def report(
         from cluster.analysis import analyse
 
         results = list(run_store.iter_results())
-        sizes = {m["name"]: m.get("size_b") for m in manifest.config.get("models", [])}
-        _write_html(html, analyse(results, sizes), results, [run_store], manifest.run_id)
+        _write_html(html, analyse(results, manifest.model_sizes()), results, [run_store], manifest.run_id)
     if format == "json":
         rows = family_summaries(run_store.iter_results()) if families else summarize(run_store.iter_results())
         print(summary_json(rows))
@@ -411,18 +410,11 @@ def report(
 
 def _write_html(path: Path, analysis: Any, results: list[Any], stores: list[RunStore], title: str) -> None:
     """The HTML report: tables, embedded plots, and one instructive episode's trace from the first store."""
-    from cluster.analysis import pick_trace, render_html
-    from cluster.plots import figures
+    from cluster.analysis import report_page, run_meta
 
-    manifests = [st.manifest() for st in stores]
-    meta = {
-        "runs": ", ".join(m.run_id for m in manifests),
-        "created": ", ".join(m.created for m in manifests),
-        "code version": ", ".join(sorted({m.versions.get("undertow", "") for m in manifests})),
-        "store": ", ".join(st.location for st in stores),
-    }
-    trace = pick_trace(results, stores[0].trajectories)
-    path.write_text(render_html(analysis, title, figures(analysis), trace, meta), encoding="utf-8")
+    meta = run_meta((st.manifest() for st in stores), (st.location for st in stores))
+    html, _ = report_page(analysis, results, stores[0].trajectories, title, meta)
+    path.write_text(html, encoding="utf-8")
     errors.print(f"wrote {path}", highlight=False, soft_wrap=True)
 
 
@@ -450,7 +442,7 @@ def compare(
             raise StoreError(f"--html: folder {html.parent} does not exist")
     except USER_ERRORS as exc:
         raise _fail(exc) from None
-    names = [{m["name"] for m in st.manifest().config.get("models", [])} for st in stores]
+    names = [set(m.model_sizes()) for m in manifests]
     clashes = {n for i, a in enumerate(names) for b in names[i + 1 :] for n in a & b}
     results = []
     sizes: dict[str, float | None] = {}
@@ -459,8 +451,8 @@ def compare(
             if r.model in clashes:  # the same name in two runs: two configurations to compare, kept apart
                 r = r.model_copy(update={"model": f"{r.model}@{manifest.run_id}"})
             results.append(r)
-        for m in manifest.config.get("models", []):
-            sizes[f"{m['name']}@{manifest.run_id}" if m["name"] in clashes else m["name"]] = m.get("size_b")
+        for name, size in manifest.model_sizes().items():
+            sizes[f"{name}@{manifest.run_id}" if name in clashes else name] = size
     analysis = analyse(results, sizes, baseline=baseline)
     if not analysis.comparisons and not analysis.gaps:
         errors.print(

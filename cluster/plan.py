@@ -48,6 +48,10 @@ class RunManifest(Strict):
     def n_episodes(self) -> int:
         return sum(len(s.episodes) for s in self.shards)
 
+    def model_sizes(self) -> dict[str, float | None]:
+        """Each model's ``size_b`` (billions of parameters; None: not given), the x axis of size plots."""
+        return {s.model.name: s.model.size_b for s in self.shards}
+
 
 def _digest(*parts: Any) -> str:
     """16 hex digits of the sha256 of the parts' canonical JSON."""

@@ -22,8 +22,7 @@ from __future__ import annotations
 import gzip
 import json
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -44,12 +43,6 @@ class StoreError(ValueError):
     pass
 
 
-@dataclass
-class SyncReport:
-    uploaded: list[str] = field(default_factory=list)
-    current: int = 0  # objects S3 already had, unchanged
-
-
 class RunStore:
     """A run's objects. ``local`` always exists (the run folder, or the local copy of an S3 run); ``remote`` is
     the S3 location for S3 runs, None for local ones."""
@@ -58,7 +51,6 @@ class RunStore:
         self.local = LocalObjects(folder)
         self.remote = remote
         self.warn: Callable[[str], None] = lambda message: None
-        self.unsynced: set[str] = set()  # objects written locally that S3 does not have yet
         self._remote_down_until = 0.0
 
     @property
@@ -113,15 +105,11 @@ class RunStore:
         """Local copy first (it never depends on the network), then S3 in the same order."""
         for key, data in objects:
             self.local.put(key, data)
-        if self.remote is None:
-            return
-        self.unsynced.update(key for key, _ in objects)
-        if time.monotonic() < self._remote_down_until:
+        if self.remote is None or time.monotonic() < self._remote_down_until:
             return
         try:
             for key, data in objects:
                 self.remote.put(key, data)
-                self.unsynced.discard(key)
         except StorageUnavailable as exc:
             self._remote_down_until = time.monotonic() + RETRY_REMOTE_AFTER_S
             self.warn(f"{exc}; results are kept in {self.folder} (upload later: undertow sync)")
@@ -129,27 +117,22 @@ class RunStore:
     def write_manifest(self, manifest: RunManifest) -> None:
         if self.local.exists(MANIFEST):
             raise StoreError(f"{self.folder / MANIFEST} already exists: a manifest is written once")
+        data = manifest.model_dump_json(indent=2).encode()
         if self.remote is not None:
             self.remote.ensure_bucket()  # an unreachable S3 fails the run here, before any work
             if self.remote.exists(MANIFEST):
                 raise StoreError(f"{self.remote.uri}/{MANIFEST} already exists: a manifest is written once")
-            self.local.put(MANIFEST, manifest.model_dump_json(indent=2).encode())
-            self.remote.put(MANIFEST, manifest.model_dump_json(indent=2).encode())
+            self.local.put(MANIFEST, data)
+            self.remote.put(MANIFEST, data)  # not through _write: an outage here must stop the run
             return
-        self._write((MANIFEST, manifest.model_dump_json(indent=2).encode()))
+        self._write((MANIFEST, data))
 
     def commit(self, output: ShardOutput) -> None:
         """Write a finished shard: traces first, then the results object that marks it done."""
         lines = "".join(t.model_dump_json() + "\n" for t in output.trajectories).encode()
-        # details differ by family: kept as JSON text so every shard file has the same columns
-        rows = [{**r.model_dump(mode="json"), "details": json.dumps(r.details)} for r in output.results]
-        # arrow's own buffers, not Python file objects: arrow threads that outlive a read must not need the GIL
-        # (a BytesIO released by an arrow thread at interpreter exit aborts the process)
-        buffer = pa.BufferOutputStream()
-        pq.write_table(pa.Table.from_pylist(rows), buffer)
         self._write(
             (f"traces/{output.shard_id}.jsonl.gz", gzip.compress(lines, compresslevel=6, mtime=0)),
-            (f"results/{output.shard_id}.parquet", buffer.getvalue().to_pybytes()),
+            (f"results/{output.shard_id}.parquet", results_parquet(output.results)),
         )
 
     def supersede(self, shard_id: str) -> None:
@@ -169,32 +152,23 @@ class RunStore:
                 except StorageUnavailable as exc:
                     raise StoreError(f"cannot rerun shard {shard_id} while S3 is unreachable: {exc}") from exc
 
-    def sync(self) -> SyncReport:
-        """Upload every object of the local copy that S3 lacks or holds in another version (after an outage)."""
+    def sync(self) -> list[str]:
+        """Upload every object of the local copy that S3 lacks or holds in another version (after an outage);
+        returns the keys uploaded."""
         if self.remote is None:
-            return SyncReport()
-        report = SyncReport()
+            return []
+        uploaded = []
         self.remote.ensure_bucket()
         remote = self.remote.digests()
         local = self.local.digests()
         # manifest first, results last: S3 never shows a result whose traces are missing
         order = sorted((k for k in local if k != ORIGIN), key=lambda k: (k != MANIFEST, k.startswith("results/"), k))
         for key in order:
-            if remote.get(key) == local[key]:
-                report.current += 1
-                continue
-            self.remote.put(key, self.local.get(key))
-            report.uploaded.append(key)
-        self.unsynced.clear()
+            if remote.get(key) != local[key]:
+                self.remote.put(key, self.local.get(key))
+                uploaded.append(key)
         self._remote_down_until = 0.0
-        return report
-
-    def pending_upload(self) -> list[str]:
-        """Objects of the local copy S3 does not have (in this version); raises StorageUnavailable when down."""
-        if self.remote is None:
-            return []
-        remote = self.remote.digests()
-        return sorted(k for k, d in self.local.digests().items() if k != ORIGIN and remote.get(k) != d)
+        return uploaded
 
     # ------------------------------------------------------------------------------------------------ reading
 
@@ -269,3 +243,14 @@ class RunStore:
             for line in text.splitlines():
                 if line:
                     yield Trajectory.model_validate_json(line)
+
+
+def results_parquet(results: Iterable[EpisodeResult]) -> bytes:
+    """Episode results as one Parquet object, the store's results format."""
+    # details differ by family: kept as JSON text so every shard file has the same columns
+    rows = [{**r.model_dump(mode="json"), "details": json.dumps(r.details)} for r in results]
+    # arrow's own buffers, not Python file objects: arrow threads that outlive a read must not need the GIL
+    # (a BytesIO released by an arrow thread at interpreter exit aborts the process)
+    buffer = pa.BufferOutputStream()
+    pq.write_table(pa.Table.from_pylist(rows), buffer)
+    return buffer.getvalue().to_pybytes()

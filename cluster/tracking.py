@@ -19,7 +19,7 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -121,12 +121,10 @@ def group_metrics(results: list[EpisodeResult]) -> dict[str, float]:
     metrics["time.episode_s"] = sum(r.wall_ms for r in results) / 1000
     metrics["time.model_s"] = sum(r.model_ms for r in results) / 1000
     metrics["time.tool_s"] = sum(r.tool_ms for r in results) / 1000
-    model, setting = results[0].model, results[0].setting
-    for suite, summary in family_summaries(results).items():
-        family = results[0].family
-        data = summary["models"].get(model, {}).get("settings", {}).get(setting)
-        if data is not None and suite == results[0].suite:
-            _flat(family, data, metrics)
+    first = results[0]
+    summary = family_summaries(results).get(first.suite)
+    if summary is not None:
+        _flat(first.family, summary["models"].get(first.model, {}).get("settings", {}).get(first.setting), metrics)
     return metrics
 
 
@@ -160,7 +158,6 @@ class Tracker:
         self.parent_id: str | None = None
         self.child_ids: dict[Group, str] = {}
         self.results: dict[Group, list[EpisodeResult]] = {}
-        self.committed: dict[Group, set[str]] = {}
         self.problems: list[str] = []
         self.warn: Callable[[str], None] = lambda message: None
         self._down_until = 0.0
@@ -288,17 +285,23 @@ class Tracker:
     def _log_group(
         self, key: Group, results: list[EpisodeResult], shards_done: int, extra: dict[str, float], logged: str
     ) -> None:
+        run_id = self.child_ids[key]
+        tags = {LOGGED_TAG: logged, "undertow.shards_done": str(shards_done)}
+        self._log_metrics(run_id, {**group_metrics(results), **extra}, shards_done, tags)
+        if shards_done == len(self.groups[key]) and logged != "partial":
+            self.client.set_terminated(run_id, "FINISHED")
+
+    def _log_metrics(self, run_id: str, values: dict[str, float], step: int, tags: dict[str, str]) -> None:
+        """Metrics in batches MLflow accepts (1,000 at most); the tags that say what was logged go with the last
+        batch, so they are never set without the numbers."""
         from mlflow.entities import Metric, RunTag
 
         now = int(time.time() * 1000)
-        values = {**group_metrics(results), **extra}
-        metrics = [Metric(name, value, now, shards_done) for name, value in values.items()]
-        run_id = self.child_ids[key]
-        tags = [RunTag(LOGGED_TAG, logged), RunTag("undertow.shards_done", str(shards_done))]
-        for start in range(0, len(metrics), 1000):  # MLflow takes at most 1000 metrics per batch
-            self.client.log_batch(run_id, metrics=metrics[start : start + 1000], tags=tags if start == 0 else [])
-        if shards_done == len(self.groups[key]) and logged != "partial":
-            self.client.set_terminated(run_id, "FINISHED")
+        metrics = [Metric(name, value, now, step) for name, value in values.items()]
+        batches = [metrics[start : start + 1000] for start in range(0, len(metrics), 1000)] or [[]]
+        for i, batch in enumerate(batches):
+            last = i == len(batches) - 1
+            self.client.log_batch(run_id, metrics=batch, tags=[RunTag(k, v) for k, v in tags.items()] if last else [])
 
     # -------------------------------------------------------------------------------------------- the run
 
@@ -313,13 +316,11 @@ class Tracker:
         if key not in self.results:  # resumed or rerun: the group's earlier shards count too
             earlier = self.store.committed() - {shard_id}
             self.results[key] = [r for sid in self.groups[key] if sid in earlier for r in self.store.shard_results(sid)]
-            self.committed[key] = {sid for sid in self.groups[key] if sid in earlier}
         self.results[key] = [*(r for r in self.results[key] if r.shard_id != shard_id), *results]
-        committed = self.committed[key]
-        committed.add(shard_id)
+        shards_done = len({r.shard_id for r in self.results[key]})
         self._guard(
             f"logging {' · '.join(key)}",
-            lambda: (self._open_runs(), self._log_group(key, self.results[key], len(committed), {}, "partial")),
+            lambda: (self._open_runs(), self._log_group(key, self.results[key], shards_done, {}, "partial")),
         )
 
     def finish(self) -> TrackingReport:
@@ -328,7 +329,8 @@ class Tracker:
         return self.sync()
 
     def sync(self) -> TrackingReport:
-        """Log whatever MLflow lacks: groups whose logged shard count is behind the store, and artifacts."""
+        """Log whatever MLflow lacks: groups whose logged numbers do not come from their current result objects
+        (fingerprints differ), and the artifacts likewise."""
         report = TrackingReport()
         before = len(self.problems)
         if self._guard("opening runs", self._open_runs):
@@ -337,12 +339,22 @@ class Tracker:
         return report
 
     def _sync(self, report: TrackingReport) -> None:
+        from cluster.analysis import analyse
+
         digests = self.store.result_digests()
         results = list(self.store.iter_results())
         by_group: dict[Group, list[EpisodeResult]] = {}
         for r in results:
             by_group.setdefault((r.model, r.suite, r.setting), []).append(r)
-        gaps = self._gaps(results)
+        analysis = analyse(results, self.manifest.model_sizes())
+        gaps = {
+            (row.model, row.suite, row.setting): {
+                "recovery_gap.estimate": row.gap.estimate,
+                "recovery_gap.ci_low": row.gap.ci_low,
+                "recovery_gap.ci_high": row.gap.ci_high,
+            }
+            for row in analysis.gaps
+        }
         for key, shard_ids in self.groups.items():
             done = [sid for sid in shard_ids if sid in digests]
             if not done:
@@ -350,82 +362,39 @@ class Tracker:
             fingerprint = _fingerprint({sid: digests[sid] for sid in done})
             if self.client.get_run(self.child_ids[key]).data.tags.get(LOGGED_TAG) == fingerprint:
                 continue
-            log = partial(self._log_group, key, by_group.get(key, []), len(done), gaps.get(key, {}), fingerprint)
+            extra = {k: v for k, v in gaps.get(key, {}).items() if math.isfinite(v)}
+            log = partial(self._log_group, key, by_group.get(key, []), len(done), extra, fingerprint)
             if self._guard(f"logging {' · '.join(key)}", log):
                 report.groups_logged += 1
         fingerprint = _fingerprint(digests)
         parent_tags = self.client.get_run(self.parent_id).data.tags if self.parent_id else {}
         if parent_tags.get(ARTIFACTS_TAG) != fingerprint:
             report.artifacts_logged = self._guard(
-                "logging artifacts", partial(self._log_artifacts, results, fingerprint, len(digests))
+                "logging artifacts", partial(self._log_artifacts, analysis, results, fingerprint, len(digests))
             )
 
-    def _gaps(self, results: list[EpisodeResult]) -> dict[Group, dict[str, float]]:
-        """Recovery gap (baseline minus faulted accuracy, paired on episodes) per faulted group."""
-        from cluster.analysis import analyse
-
-        analysis = analyse(results, self.sizes())
-        out: dict[Group, dict[str, float]] = {}
-        for row in analysis.gaps:
-            values: dict[str, float] = {}
-            _flat(
-                "recovery_gap",
-                {"estimate": row.gap.estimate, "ci_low": row.gap.ci_low, "ci_high": row.gap.ci_high},
-                values,
-            )
-            out[(row.model, row.suite, row.setting)] = values
-        return out
-
-    def sizes(self) -> dict[str, float | None]:
-        return {m["name"]: m.get("size_b") for m in self.manifest.config.get("models", [])}
-
-    def _log_artifacts(self, results: list[EpisodeResult], fingerprint: str, n_committed: int) -> None:
-        from cluster.analysis import analyse, pick_trace, render_html
-        from cluster.plots import figures
+    def _log_artifacts(self, analysis: Any, results: list[EpisodeResult], fingerprint: str, n_committed: int) -> None:
+        from cluster.analysis import report_page, run_meta
+        from cluster.store import results_parquet
 
         assert self.parent_id is not None
-        analysis = analyse(results, self.sizes())
-        images = figures(analysis)
-        trace = pick_trace(results, self.store.trajectories)
+        meta = run_meta([self.manifest], [self.store.location])
+        html, images = report_page(analysis, results, self.store.trajectories, self.manifest.run_id, meta)
         with tempfile.TemporaryDirectory(prefix="undertow-mlflow-") as tmp:
             folder = Path(tmp)
             (folder / "plots").mkdir()
             for name, data in images.items():
                 (folder / "plots" / name).write_bytes(data)
-            html = render_html(analysis, self.manifest.run_id, images, trace, self.meta())
             (folder / "report.html").write_text(html, encoding="utf-8")
-            (folder / "analysis.json").write_text(json.dumps(analysis.as_dict(), indent=2, default=str))
+            (folder / "analysis.json").write_text(analysis.to_json())
             (folder / "manifest.json").write_text(self.manifest.model_dump_json(indent=2))
-            write_results_table(results, folder / "results.parquet")
+            (folder / "results.parquet").write_bytes(results_parquet(results))
             self.client.log_artifacts(self.parent_id, str(folder))
-        from mlflow.entities import Metric
-
-        now = int(time.time() * 1000)
         # the sweep-level numbers: every group's accuracy, the gaps and the paired model comparisons, side by side
-        metrics = [Metric(k, v, now, n_committed) for k, v in analysis.metrics().items()]
-        for start in range(0, len(metrics), 1000):
-            self.client.log_batch(self.parent_id, metrics=metrics[start : start + 1000])
-        self.client.set_tag(self.parent_id, ARTIFACTS_TAG, fingerprint)
+        self._log_metrics(self.parent_id, analysis.metrics(), n_committed, {ARTIFACTS_TAG: fingerprint})
         if n_committed == len(self.manifest.shards):
             self.client.set_terminated(self.parent_id, "FINISHED")
-
-    def meta(self) -> dict[str, str]:
-        return {
-            "run id": self.manifest.run_id,
-            "created": self.manifest.created,
-            "code version": self.manifest.versions.get("undertow", ""),
-            "store": self.store.location,
-        }
 
 
 def _fingerprint(digests: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(sorted(digests.items())).encode()).hexdigest()[:16]
-
-
-def write_results_table(results: Iterable[EpisodeResult], path: Path) -> None:
-    """Every episode as one Parquet table (details as JSON text, as in the store)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rows = [{**r.model_dump(mode="json"), "details": json.dumps(r.details)} for r in results]
-    pq.write_table(pa.Table.from_pylist(rows), path)

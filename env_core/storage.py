@@ -39,8 +39,6 @@ class ObjectStore(Protocol):
 
     def digests(self, prefix: str = "") -> dict[str, str]: ...
 
-    def child(self, name: str) -> ObjectStore: ...
-
 
 def is_s3(uri: str | Path) -> bool:
     return str(uri).startswith(S3_SCHEME)
@@ -107,9 +105,6 @@ class LocalObjects:
 
     def digests(self, prefix: str = "") -> dict[str, str]:
         return {key: md5_hex(self.path(key).read_bytes()) for key in self.list_keys(prefix)}
-
-    def child(self, name: str) -> LocalObjects:
-        return LocalObjects(self.folder / name)
 
 
 class S3Objects:
@@ -197,11 +192,6 @@ class S3Objects:
 
     def digests(self, prefix: str = "") -> dict[str, str]:
         return self._listing(prefix)
-
-    def child(self, name: str) -> S3Objects:
-        store = S3Objects(f"{self.uri}/{name}", self.endpoint_url)
-        store._client = self._client
-        return store
 
     def ensure_bucket(self) -> None:
         """Create the bucket when it does not exist (self-hosted servers start empty)."""

@@ -45,8 +45,6 @@ def test_both_stores_behave_the_same(objects) -> None:
         objects.get("missing.bin")
     objects.delete("a/c.bin")
     assert objects.list_keys("a/") == ["a/b.bin"]
-    child = objects.child("a")
-    assert child.get("b.bin") == b"uno" and child.list_keys() == ["b.bin"]
 
 
 def test_a_wrong_secret_is_refused_with_a_clear_message(s3_env: LocalServices, monkeypatch) -> None:
