@@ -214,9 +214,12 @@ class RunStore:
             data = self._read(f"results/{shard_id}.parquet")
         except KeyError:
             return []
+        # single-threaded: arrow's pool threads still alive at interpreter exit can abort a CLI that has
+        # finished its work ("terminate called without an active exception", apache/arrow#34314)
+        table = pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
         return [
             EpisodeResult.model_validate({**r, "details": json.loads(r.get("details") or "{}")})
-            for r in pq.ParquetFile(pa.BufferReader(data)).read().to_pylist()
+            for r in table.to_pylist()
         ]
 
     def results(self) -> list[EpisodeResult]:
