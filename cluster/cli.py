@@ -41,7 +41,7 @@ app = typer.Typer(
 console = Console()
 errors = Console(stderr=True)
 if not console.is_terminal:  # logs and pipes: room for the whole table instead of rich's 80-column default
-    console.width = max(console.width, 120)
+    console.width = max(console.width, 160)
 
 # Problems with the user's input: reported in one message, exit status 2, nothing run.
 USER_ERRORS = (ConfigError, SuiteError, ScenarioFileError, StoreError, FileNotFoundError, StorageUnavailable)

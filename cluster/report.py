@@ -24,10 +24,11 @@ def _pct(value: float | None) -> str:
 
 
 def new_table(title: str, columns: list[tuple[str, str]]) -> Table:
-    """The house table style; ``columns`` are (header, "left" | "right")."""
+    """The house table style; ``columns`` are (header, "left" | "right"). Right-aligned columns hold numbers and
+    intervals, which never wrap: narrow terminals squeeze the text columns instead."""
     table = Table(title=title or None, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
     for column, justify in columns:
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+        table.add_column(column, justify=justify, no_wrap=justify == "right")  # type: ignore[arg-type]
     return table
 
 

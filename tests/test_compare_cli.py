@@ -66,6 +66,15 @@ def test_one_run_compares_its_models(runs: tuple[Path, str, str], tmp_path: Path
     assert all(f'id="{s}"' in html.read_text() for s in ("summary", "plots", "comparisons", "recovery", "trace"))
 
 
+def test_the_table_keeps_each_pair_on_one_line(runs: tuple[Path, str, str]) -> None:
+    root, first, _ = runs
+    code, out, _ = cli("compare", first, "--store", str(root))
+    assert code == 0
+    lines = [" ".join(line.split()) for line in out.splitlines()]
+    assert "smoke first_tried oracle naive 10 100.0% 0.0% +100.0 +100.0 … +100.0 10 0 0.002" in lines
+    assert "naive smoke first_tried 100.0% 0.0% +100.0 +100.0 … +100.0 10" in lines
+
+
 def test_two_runs_keep_a_shared_model_name_apart(runs: tuple[Path, str, str]) -> None:
     root, first, second = runs
     code, out, _ = cli("compare", first, second, "--store", str(root), "--format", "json")
