@@ -24,6 +24,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -214,12 +215,9 @@ class RunStore:
             data = self._read(f"results/{shard_id}.parquet")
         except KeyError:
             return []
-        # single-threaded: arrow's pool threads still alive at interpreter exit can abort a CLI that has
-        # finished its work ("terminate called without an active exception", apache/arrow#34314)
-        table = pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
         return [
             EpisodeResult.model_validate({**r, "details": json.loads(r.get("details") or "{}")})
-            for r in table.to_pylist()
+            for r in parquet_rows(data)
         ]
 
     def results(self) -> list[EpisodeResult]:
@@ -246,6 +244,13 @@ class RunStore:
             for line in text.splitlines():
                 if line:
                     yield Trajectory.model_validate_json(line)
+
+
+def parquet_rows(data: bytes) -> list[dict[str, Any]]:
+    """The rows of a results Parquet object, read single-threaded: arrow's pool threads still alive at interpreter
+    exit can abort a process that has finished its work ("terminate called without an active exception",
+    apache/arrow#34314)."""
+    return pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False).to_pylist()
 
 
 def results_parquet(results: Iterable[EpisodeResult]) -> bytes:

@@ -96,10 +96,10 @@ def _sweep(tmp_path: Path, **run: object) -> Path:
 
 
 def _report(tmp_path: Path) -> list[dict]:
-    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
-    import pyarrow.parquet as pq
+    from cluster.store import parquet_rows
 
-    return [r for p in (run_dir / "results").glob("*.parquet") for r in pq.read_table(p).to_pylist()], run_dir
+    (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
+    return [r for p in (run_dir / "results").glob("*.parquet") for r in parquet_rows(p.read_bytes())], run_dir
 
 
 def test_a_sweep_spreads_over_both_nodes_and_records_each_episode_once(

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import json
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 import pytest
 from services import BUCKET, LocalServices
 
-from cluster.store import RunStore, StoreError
+from cluster.store import RunStore, StoreError, parquet_rows
 from env_core.faults import PRESET_SETTINGS
 from env_core.storage import LocalObjects, S3Objects, StorageUnavailable, open_store
 from retrieval.cache import EmbeddingCache
@@ -106,7 +104,7 @@ def test_a_run_store_on_s3_holds_what_a_local_one_holds(s3_env: LocalServices, s
     keys = {o["Key"].removeprefix(prefix) for o in client.list_objects_v2(Bucket=BUCKET, Prefix=prefix)["Contents"]}
     assert keys == {"manifest.json", "results/shard-oracle.parquet", "traces/shard-oracle.jsonl.gz"}
     body = client.get_object(Bucket=BUCKET, Key=prefix + "results/shard-oracle.parquet")["Body"].read()
-    assert pq.read_table(io.BytesIO(body)).num_rows == 6
+    assert len(parquet_rows(body)) == 6
     traces = gzip.decompress(
         client.get_object(Bucket=BUCKET, Key=prefix + "traces/shard-oracle.jsonl.gz")["Body"].read()
     )
