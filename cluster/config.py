@@ -106,6 +106,22 @@ class SweepConfig(Strict):
     def _unique_models(cls, models: list[ModelConfig]) -> list[ModelConfig]:
         return _unique(models, "model")
 
+    @model_validator(mode="after")
+    def _served_models_read_calls(self) -> SweepConfig:
+        """Native function calling through vLLM needs the server's tool-call parser (without it every request is
+        refused with HTTP 400); a wrong default would turn calls into final answers, so there is none."""
+        if self.agent.protocol != "function_calling":
+            return self
+        for i, model in enumerate(self.models):
+            if model.kind == "vllm" and not model.tool_call_parser:
+                raise ValueError(
+                    f"models[{i}].tool_call_parser: model '{model.name}' is served by vLLM with agent.protocol "
+                    "function_calling, so it needs vLLM's parser for its call format: hermes (Qwen2.5, Hermes), "
+                    "llama3_json (Llama 3.1/3.2, with its tool chat template), mistral (Mistral); see the README's "
+                    "parser table — or use a text protocol (react, direct, codeact)"
+                )
+        return self
+
     @field_validator("settings")
     @classmethod
     def _unique_settings(cls, settings: list[Setting]) -> list[Setting]:
@@ -182,7 +198,8 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> SweepCo
     for override in overrides or []:
         apply_override(data, override)
     try:
-        config = SweepConfig.model_validate(data)
+        # relative weights and chat templates are resolved against the config's folder, as suites are
+        config = SweepConfig.model_validate(data, context={"base": str(path.resolve().parent)})
     except ValidationError as exc:
         problems = validation_problems(exc)
         note = "\n(with overrides: " + " ".join(overrides) + ")" if overrides else ""

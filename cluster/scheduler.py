@@ -1,10 +1,11 @@
 """Executes a planned run on Ray: a pool of worker actors, one shard per actor at a time, results committed to the
 store as each shard finishes.
 
-Backpressure is simple and bounded: a shard is submitted only when an actor is idle, so at most ``workers`` shards
-are in flight and finished results leave the object store as soon as they are committed. A worker that dies is
-replaced and its shard retried; a shard that fails every attempt is recorded with every episode as ``infra_error``
-(reason attached), so nothing planned goes missing.
+Backpressure is simple and bounded: a shard is submitted only when an actor is idle and placed, so at most
+``workers`` shards are in flight and finished results leave the object store as soon as they are committed. A worker
+that dies is replaced and its shard retried; a shard that fails every attempt is recorded with every episode as
+``infra_error`` (reason attached), so nothing planned goes missing. Served models run in waves of vLLM deployments
+(``cluster.deployments``); every wait on Ray for them has a deadline that ends in an error naming the model.
 """
 
 from __future__ import annotations
@@ -13,15 +14,22 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
 import ray
 
-from cluster.deployments import pack, start_replica
+from cluster.deployments import (
+    GROUP_EXIT_S,
+    RAY_CLEANUP_VARIABLE,
+    Placement,
+    cluster_nodes,
+    plan_waves,
+    start_replica,
+)
 from cluster.plan import RunManifest
 from cluster.store import RunStore
 from retrieval.service import index_actor, release_index_actors
@@ -30,6 +38,7 @@ from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
 
 LOOPBACK_IP = "127.0.0.2"  # Ray rewrites 127.0.0.1 to the public address; any other loopback address stays local
 MAX_ATTEMPTS = 2
+WORKER_PLACEMENT_S = 300.0  # how long a run waits for Ray to place its first episode worker
 
 
 @ray.remote(num_cpus=1)
@@ -63,8 +72,11 @@ def _check_address(address: str, timeout_s: float = 5.0) -> None:
         raise ClusterUnreachable(f"no Ray cluster answers at {address} (checked for {timeout_s:.0f} s: {exc})") from exc
 
 
-def ensure_ray(address: str | None = None) -> bool:
-    """Connect to ``address`` or start a local Ray on loopback. True if this call started or joined Ray."""
+def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> bool:
+    """Connect to ``address`` or start a local Ray on loopback. True if this call started or joined Ray.
+
+    A local Ray is started with per-worker process-group cleanup (``RAY_CLEANUP_VARIABLE``): whatever a dead worker
+    started ends with it. On a cluster, ``ray start`` needs the same variable on every node."""
     if address:
         _check_address(address)
     if ray.is_initialized():
@@ -72,12 +84,13 @@ def ensure_ray(address: str | None = None) -> bool:
     if address:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
     else:
+        os.environ.setdefault(RAY_CLEANUP_VARIABLE, "true")  # read by the raylet this call starts
         ray.init(
             _node_ip_address=LOOPBACK_IP,
             include_dashboard=False,
             logging_level=logging.ERROR,
             log_to_driver=False,
-            num_cpus=os.cpu_count() or 1,
+            num_cpus=num_cpus or os.cpu_count() or 1,
         )
     return True
 
@@ -87,6 +100,7 @@ class Execution:
     committed: list[str] = field(default_factory=list)
     retried: dict[str, list[str]] = field(default_factory=dict)  # shard id -> errors of failed attempts
     unreachable: dict[str, str] = field(default_factory=dict)  # model name -> why its endpoint is unreachable
+    warnings: list[str] = field(default_factory=list)  # trouble that did not stop the run (a replica lost, ...)
 
 
 def probe_models(shards: list[ShardSpec]) -> dict[str, str]:
@@ -100,20 +114,36 @@ def probe_models(shards: list[ShardSpec]) -> dict[str, str]:
     return {name: reason for name, reason in zip(models, reasons, strict=True) if reason}
 
 
+def served_models(shards: Iterable[ShardSpec]) -> list[ModelConfig]:
+    """The models undertow serves itself (kind vllm) among these shards, in sweep order."""
+    return list({s.model.name: s.model for s in shards if s.model.kind == "vllm"}.values())
+
+
+def plan_deployments(shards: Iterable[ShardSpec]) -> list[list[Placement]]:
+    """The waves of vLLM deployments these shards need on the connected cluster. Raises ``PlacementError`` (before
+    anything runs) for a model the cluster can never hold."""
+    models = served_models(shards)
+    return plan_waves(models, cluster_nodes()) if models else []
+
+
 def execute(
     manifest: RunManifest,
     store: RunStore,
     workers: int | None = None,
     on_commit: Callable[[ShardOutput], None] | None = None,
     merge: dict[str, tuple[list[Any], list[Any]]] | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> Execution:
     """Run every shard of ``manifest`` that the store has not committed yet. Ray must be initialized.
 
     Shards of built-in policies and external endpoints run first; then models that undertow serves with vLLM, in
-    waves packed onto the free GPUs: each wave's servers start, its shards run, its servers stop."""
+    waves packed onto the GPUs of each node: each wave's servers start together, its shards run, its servers stop.
+    ``notify`` hears about deployments as they start and stop. Raises ``PlacementError`` before running anything
+    when a served model cannot fit the cluster."""
     done = store.committed()
     pending = [s for s in manifest.shards if s.shard_id not in done]
     execution = Execution()
+    waves = plan_deployments(pending)
 
     def commit(output: ShardOutput) -> None:
         if merge and output.shard_id in merge:  # a partial rerun: the shard's kept episodes join the new ones
@@ -142,87 +172,228 @@ def execute(
     try:
         pool.run([s for s in runnable if s.model.kind != "vllm"])
         served = [s for s in runnable if s.model.kind == "vllm"]
-        models = list({s.model.name: s.model for s in served}.values())
-        for wave in pack(models, int(ray.cluster_resources().get("GPU", 0))):
-            _serve_wave(wave, served, pool, store, size, execution, commit)
+        for wave in waves:
+            _serve_wave(wave, served, pool, store, size, execution, notify or (lambda _: None))
     finally:
         pool.close()
         release_index_actors()
     return execution
 
 
+def _error_text(exc: BaseException) -> str:
+    """What went wrong inside an actor, without Ray's traceback wrapping."""
+    if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None:
+        return str(exc.cause)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _wait_all(refs: dict[Any, Any], deadline_of: Callable[[Any], float]) -> tuple[dict[Any, Any], dict[Any, str]]:
+    """The value of each ref (keyed by ``refs[ref]``), or why there is none: the error it raised, or "" when its
+    deadline (monotonic seconds) passed first. Never waits past the latest deadline."""
+    values: dict[Any, Any] = {}
+    errors: dict[Any, str] = {}
+    waiting = dict(refs)
+    while waiting:
+        ready, _ = ray.wait(list(waiting), num_returns=len(waiting), timeout=1.0)
+        for ref in ready:
+            key = waiting.pop(ref)
+            try:
+                values[key] = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                errors[key] = _error_text(exc)
+        now = time.monotonic()
+        for ref, key in list(waiting.items()):
+            if now > deadline_of(key):
+                del waiting[ref]
+                errors[key] = ""
+    return values, errors
+
+
+class _Replicas:
+    """The started replicas of a wave. ``assign`` gives a shard the next replica of its model that still serves
+    (a shard stays on one replica: its episodes reuse the prefix cache), or why none does."""
+
+    REFRESH_S = 5.0
+
+    def __init__(self, started: dict[str, list[tuple[Any, str]]], execution: Execution, notify: Callable[[str], None]):
+        self.started = started
+        self.execution = execution
+        self.notify = notify
+        self.failures: dict[Any, str] = {}  # replica actor -> why it no longer serves
+        self.turn: dict[str, int] = {}
+        self.checked = time.monotonic()
+
+    def _refresh(self) -> None:
+        if time.monotonic() - self.checked < self.REFRESH_S:
+            return
+        self.checked = time.monotonic()
+        actors = [actor for replicas in self.started.values() for actor, _ in replicas if actor not in self.failures]
+        states, errors = _wait_all({actor.info.remote(): actor for actor in actors}, lambda _: self.checked + 30)
+        for actor, info in states.items():
+            if info["state"] == "failed":
+                self.failures[actor] = info["failure"]
+        for actor, error in errors.items():
+            if error:  # the actor itself is gone; a slow answer is no verdict
+                self.failures[actor] = f"its replica actor died: {error}"
+        for name, replicas in self.started.items():
+            if name not in self.execution.unreachable and all(a in self.failures for a, _ in replicas):
+                why = self.failures[replicas[0][0]]
+                self.execution.unreachable[name] = f"vLLM deployment failed: {why}"
+                self.notify(f"model '{name}': vLLM deployment failed, its remaining shards are infra_error: {why}")
+
+    def assign(self, shard: ShardSpec) -> ShardSpec | str:
+        self._refresh()
+        name = shard.model.name
+        serving = [url for actor, url in self.started[name] if actor not in self.failures]
+        if not serving:
+            return self.execution.unreachable.get(name, "vLLM deployment failed")
+        turn = self.turn.get(name, 0)
+        self.turn[name] = turn + 1
+        return shard.model_copy(
+            update={"model": shard.model.model_copy(update={"base_url": serving[turn % len(serving)]})}
+        )
+
+
 def _serve_wave(
-    wave: list[ModelConfig],
+    wave: list[Placement],
     served: list[ShardSpec],
     pool: _WorkerPool,
     store: RunStore,
     workers: int,
     execution: Execution,
-    commit: Callable[[ShardOutput], None],
+    notify: Callable[[str], None],
 ) -> None:
-    """Start the wave's vLLM replicas, run their shards (a shard stays on one replica: prefix-cache reuse), stop
-    them. A model whose servers cannot start gets every episode recorded as infra_error, with the reason."""
-    replicas: dict[str, list[Any]] = {}
-    urls: dict[str, list[str]] = {}
-    for model in wave:
+    """Start every replica of the wave at once, run their shards, stop them. A model none of whose replicas can
+    be placed or started within its deadlines gets every episode recorded as infra_error, with the reason."""
+    workdir = str((store.folder / "deployments").resolve())  # absolute: replicas on other nodes write there too
+    models = {p.model.name: p.model for p in wave}
+    actors: dict[tuple[str, int], Any] = {}
+    for placement in wave:
+        model = placement.model
         max_num_seqs = model.max_num_seqs or min(256, model.concurrency * workers)
-        actors = [start_replica(model, str(store.folder / "deployments"), max_num_seqs) for _ in range(model.replicas)]
-        replicas[model.name] = actors
-        try:
-            urls[model.name] = ray.get([actor.start.remote() for actor in actors])
-        except ray.exceptions.RayError as exc:
-            cause = str(exc.cause) if isinstance(exc, ray.exceptions.RayTaskError) else str(exc)
-            execution.unreachable[model.name] = f"vLLM deployment failed: {cause}"
+        for i, node in enumerate(placement.nodes):
+            actors[(model.name, i)] = start_replica(model, workdir, max_num_seqs, node)
+        notify(
+            f"model '{model.name}': starting {model.replicas} vLLM replica(s) "
+            f"(start-up limit {model.startup_limit_s:.0f} s; logs in {workdir})"
+        )
+    placed: dict[tuple[str, int], str] = {}
     try:
-        shards = []
-        for model in wave:
-            own = [s for s in served if s.model.name == model.name]
-            if model.name not in urls:
-                for shard in own:
-                    commit(infra_error_shard(shard, execution.unreachable[model.name]))
-                continue
-            for i, shard in enumerate(own):
-                url = urls[model.name][i % len(urls[model.name])]
-                shards.append(shard.model_copy(update={"model": model.model_copy(update={"base_url": url})}))
-        pool.run(shards)
+        # Placement (Ray finds each replica its node and GPUs), then start-up, each under the model's own deadline.
+        began = time.monotonic()
+        placed, unplaced = _wait_all(
+            {actor.node.remote(): key for key, actor in actors.items()},
+            lambda key: began + models[key[0]].placement_timeout_s,
+        )
+        began = time.monotonic()
+        urls, failed = _wait_all(
+            {actors[key].start.remote(): key for key in placed},
+            lambda key: began + models[key[0]].startup_limit_s + 2 * GROUP_EXIT_S,  # the actor's limit comes first
+        )
+        for key, error in unplaced.items():
+            model = models[key[0]]
+            failed[key] = error or (
+                f"Ray could not place replica {key[1] + 1} ({model.tensor_parallel if model.device == 'cuda' else 0} "
+                f"GPU(s)) within placement_timeout_s = {model.placement_timeout_s:.0f} s"
+            )
+        for key, error in failed.items():
+            failed[key] = error or f"the replica did not report within {models[key[0]].startup_limit_s:.0f} s"
+        started: dict[str, list[tuple[Any, str]]] = {}
+        for name, model in models.items():
+            ok = [(actors[(name, i)], urls[(name, i)]) for i in range(model.replicas) if (name, i) in urls]
+            lost = [failed[(name, i)] for i in range(model.replicas) if (name, i) in failed]
+            if ok:
+                started[name] = ok
+                notify(f"model '{name}': {len(ok)} replica(s) ready after {time.monotonic() - began:.0f} s")
+                if lost:
+                    execution.warnings.append(f"model '{name}': {len(lost)} replica(s) did not start: {lost[0]}")
+            else:
+                execution.unreachable[name] = f"vLLM deployment failed: {lost[0]}"
+                notify(f"model '{name}': vLLM deployment failed, its episodes are infra_error")
+        replicas = _Replicas(started, execution, notify)
+
+        def assign(shard: ShardSpec) -> ShardSpec | str:
+            if shard.model.name not in started:
+                return execution.unreachable[shard.model.name]
+            return replicas.assign(shard)
+
+        pool.run([s for s in served if s.model.name in models], prepare=assign)
     finally:
-        for actors in replicas.values():
-            for actor in actors:
-                with suppress(ray.exceptions.RayError):
-                    ray.get(actor.stop.remote(), timeout=60)
-                ray.kill(actor, no_restart=True)
+        # stop ends every server's process group (an actor never placed has none); then the actors go
+        stopping = time.monotonic()
+        _wait_all({actors[key].stop.remote(): key for key in placed}, lambda _: stopping + GROUP_EXIT_S + 30)
+        for actor in actors.values():
+            ray.kill(actor, no_restart=True)
+        notify(f"stopped vLLM: {', '.join(models)}")
 
 
 class _WorkerPool:
-    """Worker actors that take one shard at a time: a shard is submitted only to an idle actor (bounded work in
-    flight), a dead actor is replaced and its shard retried, a shard that fails every attempt is recorded."""
+    """Worker actors that take one shard at a time: a shard goes only to an idle, placed actor (bounded work in
+    flight; an actor Ray cannot place never holds a shard), a dead actor is replaced and its shard retried, and a
+    shard that fails every attempt, or finds no worker placed within WORKER_PLACEMENT_S, is recorded."""
 
     def __init__(self, size: int, execution: Execution, commit: Callable[[ShardOutput], None]):
-        self.idle = [EpisodeWorker.remote() for _ in range(size)]
         self.execution = execution
         self.commit = commit
         self.attempts: dict[str, int] = {}
+        self.idle: list[Any] = []
+        self.unplaced: dict[ray.ObjectRef, Any] = {}  # readiness ping -> actor not placed yet
+        for _ in range(size):
+            self._add()
 
-    def run(self, shards: list[ShardSpec]) -> None:
+    def _add(self) -> None:
+        actor = EpisodeWorker.remote()
+        self.unplaced[actor.node_id.remote()] = actor
+
+    def _admit(self, timeout: float) -> None:
+        """Workers Ray has placed since the last look become idle; with a ``timeout``, wait that long for one."""
+        if not self.unplaced:
+            return
+        if timeout > 0:
+            ray.wait(list(self.unplaced), num_returns=1, timeout=timeout)
+        ready, _ = ray.wait(list(self.unplaced), num_returns=len(self.unplaced), timeout=0)
+        for ref in ready:
+            actor = self.unplaced.pop(ref)
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayError:
+                continue  # died before its first shard (its node went away)
+            self.idle.append(actor)
+
+    def run(self, shards: list[ShardSpec], prepare: Callable[[ShardSpec], ShardSpec | str] | None = None) -> None:
+        """Run ``shards``; ``prepare`` may rewrite a shard just before it is submitted, or say (a string) why it
+        cannot run: it is then recorded as infra_error."""
         runnable = deque(shards)
         in_flight: dict[ray.ObjectRef, tuple[ShardSpec, Any]] = {}
         while runnable or in_flight:
+            self._admit(timeout=0 if (self.idle or in_flight) else WORKER_PLACEMENT_S)
+            if not self.idle and not in_flight:
+                reason = f"no episode worker could be placed within {WORKER_PLACEMENT_S:.0f} s"
+                while runnable:
+                    self.commit(infra_error_shard(runnable.popleft(), reason))
+                return
             while runnable and self.idle:
-                shard, actor = runnable.popleft(), self.idle.pop()
+                shard = runnable.popleft()
+                ready = prepare(shard) if prepare is not None else shard
+                if isinstance(ready, str):
+                    self.commit(infra_error_shard(shard, ready))
+                    continue
+                actor = self.idle.pop()
                 self.attempts[shard.shard_id] = self.attempts.get(shard.shard_id, 0) + 1
-                in_flight[actor.run.remote(shard)] = (shard, actor)
-            ready, _ = ray.wait(list(in_flight), num_returns=1)
-            shard, actor = in_flight.pop(ready[0])
+                in_flight[actor.run.remote(ready)] = (shard, actor)
+            if not in_flight:
+                continue
+            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=5.0 if self.unplaced else None)
+            if not done:
+                continue  # look for newly placed workers
+            shard, actor = in_flight.pop(done[0])
             try:
-                output = ray.get(ready[0])
+                output = ray.get(done[0])
             except ray.exceptions.RayError as exc:
                 error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
                 self.execution.retried.setdefault(shard.shard_id, []).append(error)
                 ray.kill(actor, no_restart=True)
-                # Replace the worker only where it can run: if its node is gone, a replacement that cannot be
-                # placed would hold the shard forever. An empty pool always gets one (it waits for capacity).
-                if ray.available_resources().get("CPU", 0) >= 1 or not (self.idle or in_flight):
-                    self.idle.append(EpisodeWorker.remote())
+                self._add()  # placed wherever Ray can; until then it takes no shard
                 if self.attempts[shard.shard_id] < MAX_ATTEMPTS:
                     runnable.append(shard)
                 else:
@@ -232,9 +403,9 @@ class _WorkerPool:
             self.commit(output)
 
     def close(self) -> None:
-        for actor in self.idle:
+        for actor in [*self.idle, *self.unplaced.values()]:
             ray.kill(actor, no_restart=True)
-        self.idle = []
+        self.idle, self.unplaced = [], {}
 
 
 def start_index_actors(shards: Iterable[ShardSpec]) -> None:

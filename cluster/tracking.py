@@ -104,6 +104,7 @@ def group_metrics(results: list[EpisodeResult]) -> dict[str, float]:
         _flat(name, row[name], metrics)
     _flat("mean_tool_calls", row["mean_tool_calls"], metrics)
     _flat("parse_failure_rate", row["parse_failure_rate"], metrics)
+    _flat("text_call_rate", row["text_call_rate"], metrics)
     _flat("accuracy_ci_low", row["ci_low"], metrics)
     _flat("accuracy_ci_high", row["ci_high"], metrics)
     valid = [r for r in results if r.outcome != Outcome.infra_error]

@@ -327,7 +327,8 @@ class Turn(Strict):
     finish_reason: str | None = None
     request_sha256: str = ""
     response_sha256: str = ""
-    parse_stage: str | None = None  # text protocols: which parser stage read the reply
+    # which parser stage read the reply: text protocols always; function calling when its calls came as text
+    parse_stage: str | None = None
     parse_error: str | None = None  # the reply could not be parsed (fed back to the model)
 
 
@@ -388,6 +389,9 @@ class EpisodeResult(Versioned):
     completion_tokens: int = 0
     cached_tokens: int = 0
     n_parse_failures: int = 0  # replies that could not be parsed into actions
+    # function calling: replies whose calls came as text, not structured tool_calls (the server's parser or chat
+    # template does not match the model)
+    n_text_calls: int = 0
     wall_ms: float = 0.0
     model_ms: float = 0.0
     tool_ms: float = 0.0

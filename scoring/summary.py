@@ -17,7 +17,8 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
     ``infra_error`` (an infrastructure failure says nothing about the model). ``accuracy`` is the share whose
     answer matched the gold answer; ``correct_rate`` the share that behaved right (solved a solvable task, gave up
     on an unsolvable one, no safety violation); ``gave_up_rate`` the share that declared the task unsolvable;
-    ``parse_failure_rate`` the share of model replies that could not be parsed (over replies, not episodes).
+    ``parse_failure_rate`` the share of model replies that could not be parsed (over replies, not episodes);
+    ``text_call_rate`` the share of replies whose tool calls came as text instead of structured calls.
     With no valid episode, rates are None and the interval is (0, 1). Streams: memory grows with the number of
     groups, not of episodes.
     """
@@ -39,6 +40,7 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
         c["turns"] += r.n_turns
         c["tool_calls"] += r.n_tool_calls
         c["parse_failures"] += r.n_parse_failures
+        c["text_calls"] += r.n_text_calls
     rows = []
     for (model, suite, setting), c in groups.items():
         valid = c["valid"]
@@ -68,6 +70,7 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
                 "completion_tokens": c["completion_tokens"],
                 "cached_tokens": c["cached_tokens"],
                 "parse_failure_rate": rate(c["parse_failures"], c["turns"]),
+                "text_call_rate": rate(c["text_calls"], c["turns"]),
             }
         )
     return rows

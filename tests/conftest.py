@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,18 +39,13 @@ def smoke(smoke_ref: SuiteRef) -> Suite:
 
 @pytest.fixture(scope="session")
 def ray_local() -> Iterator[None]:
-    """A real local Ray instance (2 CPUs, loopback address 127.0.0.2), shared by the tests that need one."""
+    """A real local Ray instance (2 CPUs, loopback address 127.0.0.2), started as `undertow run` starts it (the
+    raylet reaps what dead workers leave), shared by the tests that need one."""
     import ray
 
-    from cluster.scheduler import LOOPBACK_IP
+    from cluster.scheduler import ensure_ray
 
-    ray.init(
-        _node_ip_address=LOOPBACK_IP,
-        include_dashboard=False,
-        num_cpus=2,
-        logging_level=logging.ERROR,
-        log_to_driver=False,
-    )
+    ensure_ray(num_cpus=2)
     try:
         yield
     finally:

@@ -174,6 +174,95 @@ def test_malformed_reply_then_recovery_is_scored(
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# 2b. Tool calls that arrive as text (the server's parser or chat template does not match the model)
+
+
+def _text_call(family: str, name: str, arguments: dict[str, Any]) -> str:
+    """How each model family writes one call when the server leaves it in the text."""
+    args = json.dumps(arguments)
+    return {
+        "hermes": f'I will look it up.\n<tool_call>\n{{"name": "{name}", "arguments": {args}}}\n</tool_call>',
+        "llama3_json": f'<|python_tag|>{{"name": "{name}", "parameters": {args}}}<|eom_id|>',
+        "mistral": f'[TOOL_CALLS] [{{"name": "{name}", "arguments": {args}}}]',
+        "mistral_args": f"[TOOL_CALLS]{name}[ARGS]{args}",
+        "pythonic": f"[{name}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})]",
+        "deepseek_fenced": f'Calling the tool.\n```json\n{{"name": "{name}", "arguments": {args}}}\n```',
+    }[family]
+
+
+TEXT_FAMILIES = {
+    "hermes": "tool_call_xml",
+    "llama3_json": "json",
+    "mistral": "json",
+    "mistral_args": "mistral_args",
+    "pythonic": "pythonic",
+    "deepseek_fenced": "fenced_json",
+}
+
+
+@pytest.mark.parametrize(("family", "stage"), TEXT_FAMILIES.items(), ids=list(TEXT_FAMILIES))
+def test_a_tool_call_written_as_text_is_run_not_scored_as_an_answer(
+    smoke: Suite, smoke_ref: SuiteRef, family: str, stage: str
+) -> None:
+    scenario = smoke.scenarios[0]
+    name, arguments = direct_call(scenario)
+    script = [answer(_text_call(family, name, arguments)), answer(json.dumps(scenario.gold.answer))]
+    with scripted_server(script) as server:
+        output = run_episodes(smoke_ref, endpoint(server.base_url), [scenario])
+
+    (result,), (trajectory,) = output.results, output.trajectories
+    assert (result.outcome, result.solved, result.n_tool_calls, result.n_parse_failures) == (Outcome.scored, True, 1, 0)
+    assert result.n_text_calls == 1  # the first turn's call came as text; the answer is no call
+    assert [t.parse_stage for t in trajectory.turns] == [stage, None]
+    (step,) = trajectory.tool_steps()
+    assert (step.action.tool_call.name, step.action.tool_call.arguments) == (name, arguments)
+    assert step.observation.ok and step.observation.result == scenario.gold.answer
+    # the call goes back to the model as a structured call with its tool message, as a native one would
+    assistant, tool = server.chat_requests[1]["messages"][2:]
+    assert assistant["content"] is None and assistant["tool_calls"][0]["function"]["name"] == name
+    assert tool == {"role": "tool", "tool_call_id": assistant["tool_calls"][0]["id"], "content": tool["content"]}
+    assert json.loads(tool["content"]) == scenario.gold.answer
+    row = summarize(output.results)[0]
+    assert row["text_call_rate"] == 0.5 and row["parse_failure_rate"] == 0.0
+
+
+def test_records_with_a_name_field_stay_an_answer(smoke: Suite, smoke_ref: SuiteRef) -> None:
+    scenario = smoke.scenarios[0]
+    records = json.dumps([{"name": "Sofia Schmidt", "salary": 52000}, {"name": "Lena Moreau", "salary": 52000}])
+    with scripted_server([answer(records)]) as server:
+        output = run_episodes(smoke_ref, endpoint(server.base_url), [scenario])
+    (result,), (trajectory,) = output.results, output.trajectories
+    assert (result.outcome, result.n_tool_calls, result.n_text_calls, result.n_parse_failures) == (
+        Outcome.scored,
+        0,
+        0,
+        0,
+    )
+    assert trajectory.final_answer == records and server.hits() == 1
+
+
+def test_an_unreadable_text_call_is_fed_back_never_an_answer(smoke: Suite, smoke_ref: SuiteRef) -> None:
+    scenario = smoke.scenarios[0]
+    name, arguments = direct_call(scenario)
+    broken = f'<tool_call>\n{{"name": "{name}", "arguments": {json.dumps(arguments)[:-1]}\n</tool_call>'
+    script = [answer(broken), answer(_text_call("hermes", name, arguments)), answer(json.dumps(scenario.gold.answer))]
+    with scripted_server(script) as server:
+        output = run_episodes(smoke_ref, endpoint(server.base_url), [scenario])
+    (result,), (trajectory,) = output.results, output.trajectories
+    assert (result.outcome, result.solved, result.n_parse_failures, result.n_text_calls) == (Outcome.scored, True, 1, 1)
+    assert trajectory.turns[0].parse_error.startswith("unreadable <tool_call> block")
+    feedback = server.chat_requests[1]["messages"][-1]
+    assert feedback["role"] == "user" and "could not be read: unreadable <tool_call> block" in feedback["content"]
+
+    # a model that never manages: parse_error after max_parse_errors, not a wrong answer
+    with scripted_server(lambda request: answer(broken)) as server:
+        output = run_episodes(smoke_ref, endpoint(server.base_url), [scenario], max_parse_errors=2)
+    (result,) = output.results
+    assert result.outcome == Outcome.parse_error and server.hits() == 2
+    assert result.error.startswith("2 consecutive unparseable replies; last: unreadable <tool_call> block")
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # 3. Replies the model is responsible for
 
 

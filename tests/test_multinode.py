@@ -45,11 +45,13 @@ def _children(parents: list[int]) -> list[int]:
     return [int(pid) for pid, ppid in rows if int(ppid) in parents]
 
 
-@pytest.fixture
-def cluster() -> Iterator[tuple[str, str, dict[str, str]]]:
+@contextlib.contextmanager
+def two_nodes(head_gpus: int = 0, worker_gpus: int = 0) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """A head on 127.0.0.2 and a worker on 127.0.0.3, one CPU each, with as many logical GPUs as asked, started the
+    way the README tells cluster users to (per-worker process-group cleanup on)."""
     # unique, and short: Ray's socket paths live under it and Unix sockets take at most 107 bytes
     temp = Path(tempfile.mkdtemp(prefix="uray", dir="/tmp"))
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}  # the same for every process of this cluster
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_process_group_cleanup_enabled": "true"}
     port = _free_port()
     common = ["--num-cpus=1", "--memory=1500000000", "--object-store-memory=150000000", "--disable-usage-stats"]
     head = [
@@ -60,6 +62,7 @@ def cluster() -> Iterator[tuple[str, str, dict[str, str]]]:
         f"--port={port}",
         "--include-dashboard=false",
         f"--temp-dir={temp}",
+        f"--num-gpus={head_gpus}",
         *common,
     ]
     worker = [
@@ -68,6 +71,7 @@ def cluster() -> Iterator[tuple[str, str, dict[str, str]]]:
         f"--address=127.0.0.2:{port}",
         "--node-ip-address=127.0.0.3",
         f"--dashboard-agent-listen-port={_free_port()}",
+        f"--num-gpus={worker_gpus}",
         *common,
     ]
     try:
@@ -79,6 +83,19 @@ def cluster() -> Iterator[tuple[str, str, dict[str, str]]]:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.fixture
+def cluster() -> Iterator[tuple[str, str, dict[str, str]]]:
+    with two_nodes() as running:
+        yield running
+
+
+@pytest.fixture
+def gpu_cluster() -> Iterator[tuple[str, str, dict[str, str]]]:
+    """Two nodes with 2 and 4 logical GPUs: what Ray schedules against, without GPUs on this machine."""
+    with two_nodes(head_gpus=2, worker_gpus=4) as running:
+        yield running
 
 
 def _sweep(tmp_path: Path, **run: object) -> Path:
@@ -224,3 +241,85 @@ def test_submit_bad_input(tmp_path: Path) -> None:
     assert done.returncode == 2 and "needs a store that outlives the job" in " ".join(done.stderr.split())
     done = subprocess.run([str(BIN / "undertow"), "submit", str(path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--address: give the cluster's dashboard address" in " ".join(done.stderr.split())
+
+
+PLACE = """
+import json, sys, time
+import ray
+from cluster.deployments import cluster_nodes, plan_waves, start_replica
+from workers.clients import ModelConfig
+
+ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
+def model(name, tp, replicas=1):
+    return ModelConfig(name=name, kind="vllm", weights=f"org/{name}", tensor_parallel=tp, replicas=replicas,
+                       tool_call_parser="hermes")
+nodes = cluster_nodes()
+address = {n.node_id: n.address for n in nodes}
+waves = plan_waves([model("a", 3), model("b", 2), model("c", 2)], nodes)
+planned = [[(p.model.name, [address[n] for n in p.nodes]) for p in wave] for wave in waves]
+# the first wave's replica actors, pinned where the plan put them: where does Ray run them, with which GPUs?
+actors = [(p.model.name, start_replica(p.model, sys.argv[2], 4, node)) for p in waves[0] for node in p.nodes]
+placed = {}
+for name, actor in actors:
+    node = ray.get(actor.node.remote(), timeout=60)
+    placed[name] = address[node]
+free = ray.available_resources().get("GPU", 0)
+try:
+    plan_waves([model("d", 2, replicas=4)], nodes)
+    refusal = None
+except Exception as exc:
+    refusal = str(exc)
+print(json.dumps({"planned": planned, "placed": placed, "free": free, "refusal": refusal}))
+"""
+
+
+def test_replicas_are_packed_and_placed_per_node_and_oversized_models_refused(
+    gpu_cluster: tuple[str, str, dict[str, str]], tmp_path: Path
+) -> None:
+    address, _, env = gpu_cluster
+    done = subprocess.run(
+        [sys.executable, "-c", PLACE, address, str(tmp_path)], env=env, capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    # 6 GPUs in all, 4 and 2 per node: the 3-GPU model takes the larger node, the first 2-GPU model the smaller
+    # one, and the second (which the cluster's 3 free GPUs in total would have admitted) waits for the next wave
+    assert found["planned"] == [[["a", ["127.0.0.3"]], ["b", ["127.0.0.2"]]], [["c", ["127.0.0.3"]]]]
+    assert found["placed"] == {"a": "127.0.0.3", "b": "127.0.0.2"}  # Ray placed each where the plan said
+    assert found["free"] == 1  # 6 - 3 - 2: each replica holds its tensor-parallel GPUs
+    assert found["refusal"] == (
+        "model 'd': tensor_parallel 2 × 4 replicas: the cluster holds at most 3 such replicas at once "
+        "(GPUs per node: 127.0.0.2: 2, 127.0.0.3: 4); lower replicas to 3"
+    )
+
+    # through the CLI: a model larger than any node is refused before anything runs, and no run is created
+    config = {
+        "name": "too-big",
+        "models": [
+            "oracle",
+            {
+                "name": "llama-70b",
+                "kind": "vllm",
+                "weights": "org/llama-70b",
+                "tensor_parallel": 8,
+                "tool_call_parser": "llama3_json",
+            },
+        ],
+        "suites": [{"name": "smoke", "limit": 2}],
+        "run": {"store": str(tmp_path / "runs")},
+    }
+    (tmp_path / "sweep.yaml").write_text(yaml.safe_dump(config))
+    refused = subprocess.run(
+        [str(BIN / "undertow"), "run", str(tmp_path / "sweep.yaml"), "--address", address],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert " ".join(refused.stderr.split()) == (
+        "error: cannot serve on this cluster: model 'llama-70b': tensor_parallel 8 needs 8 GPUs on one node, and the "
+        "largest node has 4 (GPUs per node: 127.0.0.2: 2, 127.0.0.3: 4); lower tensor_parallel, or add a node with 8 "
+        "GPUs"
+    )
+    assert not (tmp_path / "runs").exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workers.parsers import parse_react, parse_tool_calls
+from workers.parsers import parse_react, parse_tool_calls, text_tool_calls
 
 CORPUS = [
     # (family / case, reply text, expected stage, expected [(name, arguments)])
@@ -63,6 +63,24 @@ CORPUS = [
         "json",
         [("get_weather", {"city": "Oslo"})],
     ),
+    (
+        "mistral-args",
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Oslo"}[TOOL_CALLS]get_time[ARGS]{"zone": "CET"}</s>',
+        "mistral_args",
+        [("get_weather", {"city": "Oslo"}), ("get_time", {"zone": "CET"})],
+    ),
+    (
+        "llama-pythonic",
+        "[get_weather(city='Oslo', days=3), get_time(zone=\"CET\")]",
+        "pythonic",
+        [("get_weather", {"city": "Oslo", "days": 3}), ("get_time", {"zone": "CET"})],
+    ),
+    (
+        "llama4-pythonic-tags",
+        "<|python_start|>[get_weather(city='Oslo')]<|python_end|>",
+        "pythonic",
+        [("get_weather", {"city": "Oslo"})],
+    ),
 ]
 
 
@@ -81,6 +99,7 @@ def test_each_family_parses_to_the_right_calls(case: str, text: str, stage: str,
         ("truncated-json", '[{"name": "get_weather", "arguments": {"city": "Os', "malformed or truncated"),
         ("truncated-xml", '<tool_call>\n{"name": "get_weather", "arguments": {"ci', "unreadable <tool_call> block"),
         ("broken-mistral", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {city: Oslo}}]', "malformed"),
+        ("broken-mistral-args", '[TOOL_CALLS]get_weather[ARGS]{"city": "Os', "unreadable [ARGS] of get_weather"),
         ("empty", "   ", "empty reply"),
     ],
 )
@@ -144,3 +163,49 @@ def test_react_errors() -> None:
         "expected 'Action:' with 'Action Input:', or 'Final Answer:'",
     )
     assert parse_react("") == ("error", "empty reply")
+
+
+TOOLS = {"get_weather", "get_time"}
+
+
+@pytest.mark.parametrize(
+    ("case", "text"),
+    [
+        ("records-with-names", '[{"name": "Oslo", "temperature": 14}, {"name": "Bergen", "temperature": 11}]'),
+        ("record-in-prose", 'The answer is {"name": "Oslo", "temperature": 14}.'),
+        ("prose", "It is sunny in Oslo."),
+        ("call-of-no-tool", "done()"),
+        ("malformed-record", '[{"name": "Oslo", "temperature": 14'),
+    ],
+)
+def test_function_calling_text_that_is_an_answer(case: str, text: str) -> None:
+    parsed = text_tool_calls(text, TOOLS)
+    assert (parsed.calls, parsed.error) == ([], None)
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "stage"),
+    [
+        ("shaped-json", '{"name": "anything", "arguments": {}}', "json"),
+        ("known-tool-without-arguments", '{"name": "get_time"}', "json"),
+        ("pythonic-known-tool", "[get_weather(city='Oslo')]", "pythonic"),
+        ("markup", '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>', "tool_call_xml"),
+        ("in-prose", 'Let me check: {"name": "get_weather", "parameters": {"city": "Oslo"}}', "embedded_json"),
+    ],
+)
+def test_function_calling_text_that_is_a_call(case: str, text: str, stage: str) -> None:
+    parsed = text_tool_calls(text, TOOLS)
+    assert parsed.error is None and parsed.stage == stage and len(parsed.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "error"),
+    [
+        ("broken-markup", '<tool_call>{"name": "get_weather", "arguments": {"ci', "unreadable <tool_call> block"),
+        ("broken-shaped", '{"name": "get_weather", "arguments": {"city": "Os', "malformed or truncated"),
+        ("broken-tag", '<|python_tag|>{"name": "get_weather", "parameters": {', "malformed or truncated"),
+    ],
+)
+def test_function_calling_text_that_fails_to_call(case: str, text: str, error: str) -> None:
+    parsed = text_tool_calls(text, TOOLS)
+    assert parsed.calls == [] and parsed.error is not None and error in parsed.error

@@ -17,7 +17,7 @@ from env_core.environment import Environment
 from env_core.model import Action, Observation, Outcome, Step, Strict, ToolCall, ToolError, ToolSpec, Trajectory, Turn
 from env_core.sandbox import FunctionStub, Kernel, ToolReply, python_name
 from workers.clients import ChatReply, ModelClient, ModelError
-from workers.parsers import parse_react, parse_tool_calls
+from workers.parsers import parse_react, parse_tool_calls, text_tool_calls
 
 GIVE_UP_MARKER = "CANNOT_SOLVE"
 
@@ -57,6 +57,11 @@ DIRECT_PROMPT = (
     "of an earlier call's result (one value if it returned one row, else a list). The result of the last call is "
     f"your answer. If the task cannot be done with these tools, reply {GIVE_UP_MARKER}: and the reason.\n\n"
     "Tools (JSON schemas):\n"
+)
+
+TEXT_CALL_FEEDBACK = (
+    "Your reply looks like a tool call, but it could not be read: {error}. Call the tool again with well-formed "
+    "arguments, or reply without a call to give your answer."
 )
 
 Protocol = Literal["function_calling", "react", "codeact", "direct"]
@@ -186,7 +191,11 @@ def _tool_schemas(env: Environment) -> str:
 
 
 async def run_agent(env: Environment, client: ModelClient, config: AgentConfig, trajectory: Trajectory) -> Trajectory:
-    """Play one episode into ``trajectory``. ``InfraError`` from the client propagates: the caller records it."""
+    """Play one episode into ``trajectory``. ``InfraError`` from the client propagates: the caller records it.
+
+    A reply without structured ``tool_calls`` whose text holds a call (the server's tool-call parser or chat template
+    does not match the model) runs that call, and its turn records the parser stage that read it; text that tries
+    to call but cannot be read is a parse error fed back to the model. Only plain text is a final answer."""
     start = env.reset()
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": config.system_prompt},
@@ -194,24 +203,38 @@ async def run_agent(env: Environment, client: ModelClient, config: AgentConfig, 
     ]
     parse_failures = 0
     for index in range(config.max_turns):
-        reply = await _model_turn(client, messages, [spec.openai() for spec in env.tools()], index, trajectory)
+        tools = [spec.openai() for spec in env.tools()]
+        reply = await _model_turn(client, messages, tools, index, trajectory)
         if reply is None:
             return trajectory
-        if reply.tool_calls:
-            messages.append(_assistant_message(reply.content, reply.tool_calls))
-            for call in reply.tool_calls:
-                observation = _call(env, trajectory, index, call)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": observation.content()})
-            if all(c.unparsed_arguments is not None for c in reply.tool_calls):
+        calls = reply.tool_calls
+        content = reply.content
+        if not calls:
+            if _unusable(reply, trajectory):
+                return trajectory
+            parsed = text_tool_calls(reply.content, {tool["function"]["name"] for tool in tools})
+            if parsed.error is not None:
                 parse_failures += 1
-                if _parse_failed(trajectory, parse_failures, config, "tool arguments are not a JSON object"):
+                if _parse_failed(trajectory, parse_failures, config, parsed.error):
                     return trajectory
-            else:
-                parse_failures = 0
-            continue
-        if _unusable(reply, trajectory):
-            return trajectory
-        return _finish(env, trajectory, index, (reply.content or "").strip())
+                messages.append({"role": "assistant", "content": reply.content})
+                messages.append({"role": "user", "content": TEXT_CALL_FEEDBACK.format(error=parsed.error)})
+                continue
+            if not parsed.calls:
+                return _finish(env, trajectory, index, (reply.content or "").strip())
+            trajectory.turns[-1].parse_stage = parsed.stage
+            calls = [call.model_copy(update={"id": f"text_{index}_{n}"}) for n, call in enumerate(parsed.calls)]
+            content = None  # the call now travels as a structured call; its text would repeat it
+        messages.append(_assistant_message(content, calls))
+        for call in calls:
+            observation = _call(env, trajectory, index, call)
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": observation.content()})
+        if all(c.unparsed_arguments is not None for c in calls):
+            parse_failures += 1
+            if _parse_failed(trajectory, parse_failures, config, "tool arguments are not a JSON object"):
+                return trajectory
+        else:
+            parse_failures = 0
     trajectory.outcome = Outcome.budget_exhausted
     trajectory.error = f"no answer after {config.max_turns} turns"
     return trajectory

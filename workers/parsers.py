@@ -1,11 +1,14 @@
-"""Turning model text into tool calls, for the text protocols (ReAct, direct sequence) and text-only replies.
+"""Turning model text into tool calls, for the text protocols (ReAct, direct sequence) and for function-calling
+replies whose calls arrive as text (the server's tool-call parser or chat template does not match the model).
 
 Model families write calls in different shapes: Hermes/Qwen ``<tool_call>{...}</tool_call>``, Llama 3
-``{"name": ..., "parameters": {...}}`` (sometimes after ``<|python_tag|>``), Mistral ``[TOOL_CALLS] [...]``,
-DeepSeek fenced ```` ```json ```` blocks, or a JSON object inside chain-of-thought prose. ``parse_tool_calls`` tries a
-chain of stages — JSON, Python literal, ``<tool_call>`` XML, fenced JSON, then a scan for embedded JSON objects — and
-records which stage succeeded (Live API-Bench appendix G does the same). A reply that looks like a call but cannot be
-read (truncated JSON, say) is an error, never a silent final answer.
+``{"name": ..., "parameters": {...}}`` (sometimes after ``<|python_tag|>``), Mistral ``[TOOL_CALLS] [...]`` or
+``[TOOL_CALLS]name[ARGS]{...}``, Llama 3.2/4 pythonic ``[name(arg=value)]``, DeepSeek fenced ```` ```json ````
+blocks, or a JSON object inside chain-of-thought prose. ``parse_tool_calls`` tries a chain of stages — JSON, Python
+literal, pythonic calls, ``[ARGS]`` calls, ``<tool_call>`` XML, fenced blocks, then a scan for embedded JSON objects
+— and records which stage succeeded (Live API-Bench appendix G does the same). A reply that looks like a call but
+cannot be read (truncated JSON, say) is an error, never a silent final answer. ``text_tool_calls`` is the stricter
+reading for function-calling replies, where plain text is the answer.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +24,15 @@ from env_core.model import ToolCall
 
 _XML = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json|JSON|tool_code|python)?\s*\n?(.*?)\n?\s*```", re.DOTALL)
-_PREFIXES = ("<|python_tag|>", "[TOOL_CALLS]", "<tool_call>", "functools")
-_LOOKS_LIKE_CALL = re.compile(r'<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|["\']name["\']\s*:')
+_PREFIXES = ("<|python_tag|>", "<|python_start|>", "[TOOL_CALLS]", "<tool_call>", "functools")
+_SUFFIXES = ("<|python_end|>", "<|eom_id|>", "<|eot_id|>", "</s>")
+_LOOKS_LIKE_CALL = re.compile(r'<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<\|python_start\|>|["\']name["\']\s*:')
+# Markup that only ever announces a call: text carrying it is a call attempt, readable or not.
+CALL_MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>")
+_ARGS_CALL = re.compile(r"\[TOOL_CALLS\]\s*([A-Za-z_][\w.\-]*)\s*\[ARGS\]")  # Mistral's tokenizer v11 and later
+# A dict with one of these besides a name is shaped as a call (not a record that happens to have a name).
+_CALL_KEYS = ("arguments", "parameters", "function")
+_SHAPED_TEXT = re.compile(r'["\']name["\']\s*:.*["\'](?:arguments|parameters)["\']\s*:', re.DOTALL)
 
 
 @dataclass
@@ -33,6 +44,7 @@ class Parsed:
     labels: list[str | None] = field(default_factory=list)
     stage: str | None = None
     error: str | None = None
+    shaped: bool = True  # every call was written as one (not a bare {"name": ...} record): see text_tool_calls
 
 
 def _load(text: str) -> Any:
@@ -78,18 +90,69 @@ def _calls(value: Any) -> list[tuple[ToolCall, str | None]] | None:
     return [f for f in found if f is not None]
 
 
+def _call_shaped(value: Any) -> bool:
+    """Every item names its arguments (or wraps a function): a call, not a record that happens to have a name."""
+    items = value if isinstance(value, list) else [value]
+    return bool(items) and all(isinstance(i, dict) and any(k in i for k in _CALL_KEYS) for i in items)
+
+
+def _pythonic(text: str) -> list[tuple[ToolCall, str | None]] | None:
+    """``[name(arg=value, ...), ...]`` or ``name(arg=value)`` with literal keyword values (Llama 3.2/4's pythonic
+    format). Read with ``ast``, never evaluated; positional arguments cannot be named, so they are no call."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    nodes = tree.body.elts if isinstance(tree.body, ast.List) else [tree.body]
+    found: list[tuple[ToolCall, str | None]] = []
+    for i, node in enumerate(nodes):
+        if not isinstance(node, ast.Call) or node.args or not isinstance(node.func, ast.Name | ast.Attribute):
+            return None
+        try:
+            arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None}
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+        if len(arguments) != len(node.keywords):
+            return None  # **kwargs
+        found.append((ToolCall(id=f"text_{i}", name=ast.unparse(node.func), arguments=arguments), None))
+    return found or None
+
+
+def _args_calls(text: str) -> list[tuple[ToolCall, str | None]] | Parsed | None:
+    """Mistral's ``[TOOL_CALLS]name[ARGS]{...}`` (repeated for several calls); an unreadable one is an error."""
+    matches = list(_ARGS_CALL.finditer(text))
+    if not matches:
+        return None
+    decoder = json.JSONDecoder()
+    found: list[tuple[ToolCall, str | None]] = []
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        raw = text[match.end() : end].strip()
+        try:
+            arguments, _ = decoder.raw_decode(raw)
+        except ValueError:
+            return Parsed(stage="mistral_args", error=f"unreadable [ARGS] of {match.group(1)}: {raw[:120]!r}")
+        if not isinstance(arguments, dict):
+            return Parsed(stage="mistral_args", error=f"[ARGS] of {match.group(1)} is not a JSON object")
+        found.append((ToolCall(id=f"text_{i}", name=match.group(1), arguments=arguments), None))
+    return found
+
+
 def _strip_prefix(text: str) -> str:
     text = text.strip()
+    for suffix in _SUFFIXES:
+        text = text.removesuffix(suffix).rstrip()
     for prefix in _PREFIXES:
         if text.startswith(prefix):
             return text[len(prefix) :].strip()
     return text
 
 
-def _scan(text: str) -> list[tuple[ToolCall, str | None]]:
-    """Every JSON object or list embedded in prose that reads as calls (chain-of-thought around a call)."""
+def _scan(text: str) -> list[tuple[ToolCall, str | None, bool]]:
+    """Every JSON object or list embedded in prose that reads as calls (chain-of-thought around a call), each with
+    whether it was shaped as a call."""
     decoder = json.JSONDecoder()
-    found: list[tuple[ToolCall, str | None]] = []
+    found: list[tuple[ToolCall, str | None, bool]] = []
     position = 0
     while position < len(text):
         start = min((i for i in (text.find("{", position), text.find("[", position)) if i >= 0), default=-1)
@@ -102,16 +165,17 @@ def _scan(text: str) -> list[tuple[ToolCall, str | None]]:
             continue
         calls = _calls(value)
         if calls:
-            found.extend(calls)
+            shaped = _call_shaped(value)
+            found.extend((call, label, shaped) for call, label in calls)
         position = end if calls else start + 1
     return found
 
 
-def _result(pairs: list[tuple[ToolCall, str | None]], stage: str) -> Parsed:
+def _result(pairs: list[tuple[ToolCall, str | None]], stage: str, shaped: bool = True) -> Parsed:
     calls = [
         c.model_copy(update={"id": f"text_{i}"}) if c.id.startswith("text_") else c for i, (c, _) in enumerate(pairs)
     ]
-    return Parsed(calls=calls, labels=[label for _, label in pairs], stage=stage)
+    return Parsed(calls=calls, labels=[label for _, label in pairs], stage=stage, shaped=shaped)
 
 
 def parse_tool_calls(text: str | None) -> Parsed:
@@ -126,7 +190,15 @@ def parse_tool_calls(text: str | None) -> Parsed:
             continue
         calls = _calls(value)
         if calls:
-            return _result(calls, stage)
+            return _result(calls, stage, _call_shaped(value))
+    pythonic = _pythonic(body)
+    if pythonic:  # not "shaped": ``done()`` could be prose; text_tool_calls wants known names or markup
+        return _result(pythonic, "pythonic", shaped=False)
+    args = _args_calls(text)
+    if isinstance(args, Parsed):
+        return args
+    if args:
+        return _result(args, "mistral_args")
     blocks = _XML.findall(text)
     if blocks:
         pairs = []
@@ -137,14 +209,40 @@ def parse_tool_calls(text: str | None) -> Parsed:
             pairs.extend(calls)
         return _result(pairs, "tool_call_xml")
     for block in _FENCE.findall(text):
-        calls = _calls(_load(_strip_prefix(block)))
+        value = _load(_strip_prefix(block))
+        calls = _calls(value)
         if calls:
-            return _result(calls, "fenced_json")
+            return _result(calls, "fenced_json", _call_shaped(value))
+        pythonic = _pythonic(_strip_prefix(block))
+        if pythonic:
+            return _result(pythonic, "fenced_pythonic", shaped=False)
     embedded = _scan(text)
     if embedded:
-        return _result(embedded, "embedded_json")
+        return _result([(c, label) for c, label, _ in embedded], "embedded_json", all(s for *_, s in embedded))
     if _LOOKS_LIKE_CALL.search(text):
         return Parsed(error="the reply looks like a tool call but its JSON is malformed or truncated")
+    return Parsed()
+
+
+def text_tool_calls(text: str | None, tools: Collection[str]) -> Parsed:
+    """Calls written as text in a function-calling reply, where plain text is the model's answer. A reply is read
+    as calls only when it is unmistakably one: call markup (``<tool_call>``, ``[TOOL_CALLS]``, Llama's python
+    tags), a call syntax (pythonic, ``[ARGS]``), JSON shaped as a call (a name with ``arguments`` / ``parameters``),
+    or JSON naming only the episode's ``tools``. A final answer of records that carry a ``name`` field stays an
+    answer. Call markup that cannot be read is an error (fed back to the model), never an answer."""
+    if not text or not text.strip():
+        return Parsed()
+    marked = any(m in text for m in CALL_MARKUP)
+    if not marked and not any(k in text for k in _CALL_KEYS) and not any(t in text for t in tools):
+        return Parsed()  # nothing a call could be made of: the common final answer costs no parsing
+    parsed = parse_tool_calls(text)
+    if parsed.error is not None:
+        attempted = marked or parsed.stage is not None or _SHAPED_TEXT.search(text) is not None
+        return parsed if attempted else Parsed()
+    if not parsed.calls:
+        return parsed
+    if marked or parsed.shaped or all(call.name in tools for call in parsed.calls):
+        return parsed
     return Parsed()
 
 

@@ -59,6 +59,8 @@ WORKER = f"{socket.gethostname()}:{os.getpid()}"  # which process ran an episode
 
 def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Trajectory, wall_ms: float) -> EpisodeResult:
     tool_steps = trajectory.tool_steps()
+    # in function calling a turn has a parse stage only when its calls were read from its text
+    text_calls_possible = shard.agent.protocol == "function_calling" and shard.model.served
     return EpisodeResult(
         episode_id=plan.episode_id,
         shard_id=shard.shard_id,
@@ -78,6 +80,7 @@ def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Traje
         completion_tokens=sum(t.usage.completion_tokens for t in trajectory.turns),
         cached_tokens=sum(t.usage.cached_tokens for t in trajectory.turns),
         n_parse_failures=sum(t.parse_error is not None for t in trajectory.turns),
+        n_text_calls=sum(t.parse_stage is not None for t in trajectory.turns) if text_calls_possible else 0,
         wall_ms=wall_ms,
         model_ms=sum(t.latency_ms for t in trajectory.turns),
         tool_ms=sum(s.observation.latency_ms for s in tool_steps if s.observation is not None),
