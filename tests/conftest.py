@@ -15,16 +15,20 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="session", autouse=True)
 def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Suites built on first use and embedding caches go to a temporary folder, not the user's home."""
+    """Suites built on first use, embedding caches and vLLM's compile cache go to a temporary folder, not the user's
+    home. The compile cache is set as users set it (VLLM_CACHE_ROOT), so every server of the session shares it."""
     import os
 
-    previous = os.environ.get("UNDERTOW_CACHE")
-    os.environ["UNDERTOW_CACHE"] = str(tmp_path_factory.mktemp("undertow-cache"))
+    folder = tmp_path_factory.mktemp("undertow-cache")
+    wanted = {"UNDERTOW_CACHE": str(folder), "VLLM_CACHE_ROOT": str(folder / "vllm")}
+    previous = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
     yield
-    if previous is None:
-        os.environ.pop("UNDERTOW_CACHE", None)
-    else:
-        os.environ["UNDERTOW_CACHE"] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

@@ -140,6 +140,9 @@ def test_a_sweep_with_the_default_workers_deploys_the_model_and_finishes(tiny: P
     (log,) = (run_dir / "deployments").glob("tiny-*.log")  # the server's log, in the run's own folder
     assert log.stat().st_size > 0
     assert served_processes(str(tmp_path / "models" / "tiny")) == []  # nothing of the server outlives the run
+    # the driver's VLLM_CACHE_ROOT reached the server: its compilation is in the shared cache, not in the run
+    assert list(Path(os.environ["VLLM_CACHE_ROOT"]).glob("torch_compile_cache/*"))
+    assert not list(run_dir.rglob("torch_compile_cache"))
 
 
 def test_a_deployment_that_cannot_start_ends_the_run_with_its_log(tmp_path: Path) -> None:
