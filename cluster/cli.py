@@ -145,9 +145,8 @@ def _check_deployments(manifest: RunManifest) -> None:
     from cluster.deployments import PlacementError
     from cluster.scheduler import plan_deployments
 
-    pending = [s for s in manifest.shards if s.model.kind == "vllm"]
     try:
-        plan_deployments(pending)
+        plan_deployments(manifest.shards)
     except PlacementError as exc:
         raise ConfigError(f"cannot serve on this cluster: {exc}") from None
 

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,11 +106,11 @@ def server_command(model: ModelConfig, host: str, port: int, max_num_seqs: int) 
     return command + list(model.server_args)
 
 
-def forwarded_env(model: ModelConfig, environ: dict[str, str] | None = None) -> dict[str, str]:
+def forwarded_env(model: ModelConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The variables a replica's runtime environment carries: the driver's HF_* / VLLM_* settings (weights on
     shared storage, offline mode, tokens, the compile cache), then the model's own ``env``, then vLLM's engine
     start-up limit set to the model's start-up deadline (so a 70B model is not cut off at vLLM's 600 s)."""
-    environ = dict(os.environ if environ is None else environ)
+    environ = os.environ if environ is None else environ
     env = {k: v for k, v in environ.items() if k.startswith(FORWARDED_PREFIXES) and k not in NOT_FORWARDED}
     env.update(model.env)
     env["VLLM_ENGINE_READY_TIMEOUT_S"] = str(int(model.startup_limit_s))

@@ -33,7 +33,7 @@ from cluster.deployments import (
 from cluster.plan import RunManifest
 from cluster.store import RunStore
 from retrieval.service import index_actor, release_index_actors
-from workers.clients import ModelConfig, probe_endpoint
+from workers.clients import probe_endpoint
 from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
 
 LOOPBACK_IP = "127.0.0.2"  # Ray rewrites 127.0.0.1 to the public address; any other loopback address stays local
@@ -114,15 +114,10 @@ def probe_models(shards: list[ShardSpec]) -> dict[str, str]:
     return {name: reason for name, reason in zip(models, reasons, strict=True) if reason}
 
 
-def served_models(shards: Iterable[ShardSpec]) -> list[ModelConfig]:
-    """The models undertow serves itself (kind vllm) among these shards, in sweep order."""
-    return list({s.model.name: s.model for s in shards if s.model.kind == "vllm"}.values())
-
-
 def plan_deployments(shards: Iterable[ShardSpec]) -> list[list[Placement]]:
     """The waves of vLLM deployments these shards need on the connected cluster. Raises ``PlacementError`` (before
     anything runs) for a model the cluster can never hold."""
-    models = served_models(shards)
+    models = list({s.model.name: s.model for s in shards if s.model.kind == "vllm"}.values())  # sweep order
     return plan_waves(models, cluster_nodes()) if models else []
 
 
@@ -242,8 +237,10 @@ class _Replicas:
                 self.notify(f"model '{name}': vLLM deployment failed, its remaining shards are infra_error: {why}")
 
     def assign(self, shard: ShardSpec) -> ShardSpec | str:
-        self._refresh()
         name = shard.model.name
+        if name not in self.started:  # none of its replicas started
+            return self.execution.unreachable[name]
+        self._refresh()
         serving = [url for actor, url in self.started[name] if actor not in self.failures]
         if not serving:
             return self.execution.unreachable.get(name, "vLLM deployment failed")
@@ -311,13 +308,7 @@ def _serve_wave(
                 execution.unreachable[name] = f"vLLM deployment failed: {lost[0]}"
                 notify(f"model '{name}': vLLM deployment failed, its episodes are infra_error")
         replicas = _Replicas(started, execution, notify)
-
-        def assign(shard: ShardSpec) -> ShardSpec | str:
-            if shard.model.name not in started:
-                return execution.unreachable[shard.model.name]
-            return replicas.assign(shard)
-
-        pool.run([s for s in served if s.model.name in models], prepare=assign)
+        pool.run([s for s in served if s.model.name in models], prepare=replicas.assign)
     finally:
         # stop ends every server's process group (an actor never placed has none); then the actors go
         stopping = time.monotonic()
@@ -383,9 +374,10 @@ class _WorkerPool:
                 in_flight[actor.run.remote(ready)] = (shard, actor)
             if not in_flight:
                 continue
-            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=5.0 if self.unplaced else None)
-            if not done:
-                continue  # look for newly placed workers
+            # wake for a finished shard, or, while shards wait, for a worker Ray has just placed
+            done, _ = ray.wait([*in_flight, *(self.unplaced if runnable else ())], num_returns=1)
+            if done[0] not in in_flight:
+                continue  # the next pass admits it
             shard, actor = in_flight.pop(done[0])
             try:
                 output = ray.get(done[0])

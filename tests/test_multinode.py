@@ -139,6 +139,16 @@ def test_a_sweep_spreads_over_both_nodes_and_records_each_episode_once(
     assert set(nodes) == {"127.0.0.2", "127.0.0.3"}, nodes
 
 
+def _ran_on(tmp_path: Path, node: str) -> bool:
+    from cluster.store import parquet_rows
+
+    for path in (tmp_path / "runs").glob("*/results/*.parquet"):
+        with contextlib.suppress(OSError, ValueError):  # a file being renamed into place
+            if any(row["worker"].startswith(f"{node}:") for row in parquet_rows(path.read_bytes())):
+                return True
+    return False
+
+
 def test_the_second_node_dying_mid_run_loses_nothing(cluster: tuple[str, str, dict[str, str]], tmp_path: Path) -> None:
     address, temp, env = cluster
     driver = subprocess.Popen(
@@ -149,7 +159,8 @@ def test_the_second_node_dying_mid_run_loses_nothing(cluster: tuple[str, str, di
         text=True,
     )
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and len(list((tmp_path / "runs").glob("*/results/*.parquet"))) < 2:
+    # the second node has committed a shard, so it is working on the next one when it dies
+    while time.monotonic() < deadline and not _ran_on(tmp_path, "127.0.0.3"):
         time.sleep(0.1)
     second = _pids(temp, "node_ip_address=127.0.0.3")
     second += _children(second)  # the node's worker processes (their titles do not carry the marker)

@@ -26,9 +26,9 @@ _XML = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json|JSON|tool_code|python)?\s*\n?(.*?)\n?\s*```", re.DOTALL)
 _PREFIXES = ("<|python_tag|>", "<|python_start|>", "[TOOL_CALLS]", "<tool_call>", "functools")
 _SUFFIXES = ("<|python_end|>", "<|eom_id|>", "<|eot_id|>", "</s>")
-_LOOKS_LIKE_CALL = re.compile(r'<tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>|<\|python_start\|>|["\']name["\']\s*:')
 # Markup that only ever announces a call: text carrying it is a call attempt, readable or not.
 CALL_MARKUP = ("<tool_call>", "[TOOL_CALLS]", "<|python_tag|>", "<|python_start|>")
+_LOOKS_LIKE_CALL = re.compile("|".join(map(re.escape, CALL_MARKUP)) + r'|["\']name["\']\s*:')
 _ARGS_CALL = re.compile(r"\[TOOL_CALLS\]\s*([A-Za-z_][\w.\-]*)\s*\[ARGS\]")  # Mistral's tokenizer v11 and later
 # A dict with one of these besides a name is shaped as a call (not a record that happens to have a name).
 _CALL_KEYS = ("arguments", "parameters", "function")
