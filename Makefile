@@ -36,6 +36,8 @@ demo: setup
 
 test: setup setup-serving
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 bench: setup setup-serving
@@ -48,6 +50,8 @@ bench: setup setup-serving
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache *.egg-info
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache .mypy_cache .import_linter_cache *.egg-info

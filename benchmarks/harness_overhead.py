@@ -22,8 +22,8 @@ from cluster.plan import plan_sweep
 from cluster.scheduler import ensure_ray, execute
 from cluster.store import RunStore
 from env_core.faults import PRESET_SETTINGS
-from env_core.suites import SuiteRef
-from workers.clients import ModelConfig
+from env_core.suites import load_ref, suite_ref
+from workers.clients import PolicyModel
 from workers.runner import EpisodePlan, ShardSpec, run_shard
 
 SETTINGS = ["clean", "first_tried", "impossible"]
@@ -40,12 +40,12 @@ def cpu_model() -> str:
 
 
 def in_process(repeats: int) -> dict[str, float]:
-    ref = SuiteRef(name="smoke")
-    suite = ref.load()
+    ref = suite_ref("smoke")
+    suite = load_ref(ref)
     shards = [
         ShardSpec(
             shard_id=f"{setting}-{r}",
-            model=ModelConfig(name="oracle"),
+            model=PolicyModel(name="oracle"),
             suite=ref,
             setting=PRESET_SETTINGS[setting],
             episodes=[EpisodePlan(episode_id=f"{s.id}-{r}", scenario_id=s.id, seed=r) for s in suite.scenarios],

@@ -31,9 +31,9 @@ import ray
 from cluster.deployments import start_replica
 from cluster.scheduler import ensure_ray
 from env_core.faults import PRESET_SETTINGS
-from env_core.suites import SuiteRef
+from env_core.suites import load_ref, suite_ref
 from workers.agent import AgentConfig
-from workers.clients import ModelConfig
+from workers.clients import EndpointModel, VLLMModel
 from workers.runner import EpisodePlan, ShardSpec, run_shard_async
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def first_requests(count: int) -> list[tuple[list[dict], list[dict]]]:
     """The first request of ``count`` smoke episodes (cycled): messages and tools, as the harness sends them."""
-    suite = SuiteRef(name="smoke").load()
+    suite = load_ref(suite_ref("smoke"))
     config = AgentConfig()
     requests = []
     for i in range(count):
@@ -72,13 +72,12 @@ async def plain(url: str, model: str, requests: list, concurrency: int, sampling
 
 
 async def harness(url: str, model: str, count: int, concurrency: int, sampling: dict) -> tuple[int, float]:
-    suite = SuiteRef(name="smoke")
-    scenarios = suite.load().scenarios
+    suite = suite_ref("smoke")
+    scenarios = load_ref(suite).scenarios
     shard = ShardSpec(
         shard_id="bench",
-        model=ModelConfig(
+        model=EndpointModel(
             name="bench",
-            kind="openai",
             base_url=url,
             model=model,
             concurrency=concurrency,
@@ -118,9 +117,8 @@ def main() -> None:
             from tiny_model import build_tiny_model
 
             weights = str(build_tiny_model(Path(work) / "tiny"))
-        model = ModelConfig(
+        model = VLLMModel(
             name="bench",
-            kind="vllm",
             weights=weights,
             device=args.device,
             tensor_parallel=args.tensor_parallel,

@@ -87,7 +87,7 @@ def main() -> None:
         folder = write_build(built, Path(out) / "suite")
         write_s = time.perf_counter() - started
         started = time.perf_counter()
-        suite = load_suite(path=folder)
+        suite = load_suite(folder)
         load_s = time.perf_counter() - started
 
         # Per call through the environment (fault layer, schema validation, type checks, SQL on the episode's

@@ -20,11 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from cluster.config import SweepConfig
+from cluster.config import SweepConfig, TrackingConfig
 from cluster.plan import plan_sweep
 from cluster.store import RunStore
-from cluster.tracking import Tracker, TrackingConfig
-from env_core.storage import S3Objects
+from cluster.tracking import Tracker
+from storage import S3Objects
 from workers.runner import ShardOutput, run_shard
 
 REPO = Path(__file__).resolve().parent.parent
@@ -131,8 +131,8 @@ def main() -> None:
             size = sum(len(late.local.get(k)) for k in uploaded) / 1e6
             print(f"sync after an outage: {len(uploaded)} objects ({size:.1f} MB) in {elapsed:.2f} s")
 
-            from cluster.analysis import analyse, pick_trace, render_html
-            from cluster.plots import figures
+            from cluster.report import figures, pick_trace, render_html
+            from scoring.analysis import analyse
 
             results = stores["local folder"].results()
             t0 = time.perf_counter()

@@ -6,20 +6,20 @@ Every error names the file, the field and what was expected, e.g.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from cluster.tracking import TrackingConfig
 from env_core.faults import PRESET_SETTINGS, Setting
 from env_core.model import Strict
 from env_core.scenarios import validation_problems
-from env_core.suites import BUILTIN_SUITES, SuiteRef
+from env_core.suites import SuiteRef
 from retrieval.index import RetrievalConfig
 from workers.agent import AgentConfig
-from workers.clients import POLICIES, ModelConfig
+from workers.clients import POLICIES, ModelConfig, VLLMModel
 
 
 class ConfigError(ValueError):
@@ -37,6 +37,28 @@ class RunOptions(Strict):
     shard_size: int = Field(default=16, ge=1, description="episodes per shard")
     workers: int | None = Field(default=None, ge=1, description="worker actors (default: CPUs Ray reports)")
     ray_address: str | None = Field(default=None, description="existing Ray cluster; default starts a local one")
+
+
+class TrackingConfig(Strict):
+    mlflow_uri: str | None = Field(
+        default=None,
+        description="MLflow: a tracking server (http://host:5000), any MLflow URI, or a folder (a local store "
+        "in it: sqlite database and artifacts); default $MLFLOW_TRACKING_URI, else no tracking",
+    )
+    experiment: str | None = Field(default=None, description="MLflow experiment (default: the sweep's name)")
+
+    def resolved(self) -> tuple[str, str | None] | None:
+        """(tracking URI, artifact location for a new experiment), or None when tracking is off."""
+        uri = self.mlflow_uri or os.environ.get("MLFLOW_TRACKING_URI")
+        if not uri:
+            return None
+        if "://" in uri or uri.startswith(("sqlite:", "databricks", "file:")):
+            return uri, None
+        # A plain folder. MLflow 3 refuses its old file store ('mlruns/') by default; a sqlite database in the
+        # folder is what it recommends, with the artifacts beside it.
+        folder = Path(uri).expanduser().resolve()
+        folder.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{folder / 'mlflow.db'}", (folder / "artifacts").as_uri()
 
 
 class SweepConfig(Strict):
@@ -59,7 +81,7 @@ class SweepConfig(Strict):
     @model_validator(mode="before")
     @classmethod
     def _expand_names(cls, data: Any) -> Any:
-        """Let users write names: a model name, a built-in suite or a folder, a setting preset."""
+        """Let users write names: a model name, a setting preset (suites resolve their own names)."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -81,11 +103,6 @@ class SweepConfig(Strict):
                         )
                 expanded.append(entry)
             data["models"] = expanded
-        suites = data.get("suites")
-        if isinstance(suites, list):
-            data["suites"] = [
-                ({"name": s} if s in BUILTIN_SUITES else {"path": s}) if isinstance(s, str) else s for s in suites
-            ]  # a Spider folder is named explicitly: {spider: PATH}
         settings = data.get("settings")
         if isinstance(settings, list):
             expanded = []
@@ -113,7 +130,7 @@ class SweepConfig(Strict):
         if self.agent.protocol != "function_calling":
             return self
         for i, model in enumerate(self.models):
-            if model.kind == "vllm" and not model.tool_call_parser:
+            if isinstance(model, VLLMModel) and not model.tool_call_parser:
                 raise ValueError(
                     f"models[{i}].tool_call_parser: model '{model.name}' is served by vLLM with agent.protocol "
                     "function_calling, so it needs vLLM's parser for its call format: hermes (Qwen2.5, Hermes), "
@@ -204,12 +221,4 @@ def load_config(path: str | Path, overrides: list[str] | None = None) -> SweepCo
         problems = validation_problems(exc)
         note = "\n(with overrides: " + " ".join(overrides) + ")" if overrides else ""
         raise ConfigError("\n".join(f"{path}: {p}" for p in problems) + note) from exc
-    base = path.resolve().parent
-    for suite in config.suites:
-        if suite.path is not None:
-            suite.path = str((base / suite.path).resolve())
-        if suite.spider is not None:
-            suite.spider = str((base / suite.spider).resolve())
-        if suite.scenarios is not None:
-            suite.scenarios = str((base / suite.scenarios).resolve())
     return config

@@ -34,7 +34,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from cluster.server_guard import group_members
-from workers.clients import ModelConfig
+from workers.clients import VLLMModel
 
 # Environment of the driver that reaches every server: hub access, offline mode and tokens, vLLM's own settings.
 FORWARDED_PREFIXES = ("HF_", "HUGGING_FACE_", "VLLM_", "TRANSFORMERS_")
@@ -75,7 +75,7 @@ def free_port(host: str) -> int:
         return int(probe.getsockname()[1])
 
 
-def server_command(model: ModelConfig, host: str, port: int, max_num_seqs: int) -> list[str]:
+def server_command(model: VLLMModel, host: str, port: int, max_num_seqs: int) -> list[str]:
     """vLLM's OpenAI server command line for a model ("vllm" itself may not be on PATH: run the module)."""
     command = [
         sys.executable,
@@ -106,7 +106,7 @@ def server_command(model: ModelConfig, host: str, port: int, max_num_seqs: int) 
     return command + list(model.server_args)
 
 
-def forwarded_env(model: ModelConfig, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+def forwarded_env(model: VLLMModel, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """The variables a replica's runtime environment carries: the driver's HF_* / VLLM_* settings (weights on
     shared storage, offline mode, tokens, the compile cache), then the model's own ``env``, then vLLM's engine
     start-up limit set to the model's start-up deadline (so a 70B model is not cut off at vLLM's 600 s)."""
@@ -132,7 +132,7 @@ class Node:
 class Placement:
     """One model of a wave and the node of each of its replicas (None: let Ray choose, for CPU serving)."""
 
-    model: ModelConfig
+    model: VLLMModel
     nodes: list[str | None] = field(default_factory=list)
 
 
@@ -145,7 +145,7 @@ def cluster_nodes() -> list[Node]:
     ]
 
 
-def _first_fit(model: ModelConfig, free: dict[str, int], order: list[str]) -> list[str] | None:
+def _first_fit(model: VLLMModel, free: dict[str, int], order: list[str]) -> list[str] | None:
     """Nodes for every replica of ``model`` within ``free`` GPUs (updated), or None if they do not all fit."""
     trial = dict(free)
     chosen = []
@@ -163,7 +163,7 @@ def _describe(nodes: list[Node]) -> str:
     return ", ".join(f"{n.address}: {n.gpus}" for n in sorted(nodes, key=lambda n: n.address)) or "no alive node"
 
 
-def plan_waves(models: list[ModelConfig], nodes: list[Node]) -> list[list[Placement]]:
+def plan_waves(models: list[VLLMModel], nodes: list[Node]) -> list[list[Placement]]:
     """Waves of models served side by side. GPU models: every replica on one node's free GPUs, first fit in
     sweep order; a model that does not fit the current wave opens the next. CPU-served models go one per wave
     (each vLLM CPU server wants the cores). Raises ``PlacementError`` for a model no empty cluster could hold."""
@@ -213,7 +213,7 @@ def plan_waves(models: list[ModelConfig], nodes: list[Node]) -> list[list[Placem
     return waves
 
 
-def start_replica(model: ModelConfig, workdir: str, max_num_seqs: int, node_id: str | None = None) -> Any:
+def start_replica(model: VLLMModel, workdir: str, max_num_seqs: int, node_id: str | None = None) -> Any:
     """The actor for one replica (its server is not started yet: call ``start``). It holds ``tensor_parallel``
     GPUs (none with ``device: cpu``) and no CPU, pinned to ``node_id`` when given; its runtime environment carries
     ``forwarded_env``. The server's log goes to ``workdir``, which must be absolute (it is used on every node)."""
@@ -251,7 +251,7 @@ def end_group(pgid: int, grace_s: float = GROUP_EXIT_S) -> None:
 class VLLMServer:
     """Body of the replica actor (made remote with the model's resources by ``start_replica``)."""
 
-    def __init__(self, model: ModelConfig, workdir: str, max_num_seqs: int, host: str | None = None):
+    def __init__(self, model: VLLMModel, workdir: str, max_num_seqs: int, host: str | None = None):
         self.model = model
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,8 @@ from pydantic import Field
 
 from cluster.config import SweepConfig
 from env_core.model import SCHEMA_VERSION, Strict
-from env_core.storage import is_s3, join_uri
+from env_core.suites import load_ref
+from storage import is_s3, join_uri
 from workers.runner import EpisodePlan, ShardSpec
 
 
@@ -97,7 +98,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     code = found_versions["undertow"]
     suites = []
     shards: list[ShardSpec] = []
-    loaded = [(ref, ref.load()) for ref in config.suites]
+    loaded = [(ref, load_ref(ref)) for ref in config.suites]
     for ref, suite in loaded:
         suites.append(
             SuiteRecord(

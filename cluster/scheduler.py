@@ -33,7 +33,7 @@ from cluster.deployments import (
 from cluster.plan import RunManifest
 from cluster.store import RunStore
 from retrieval.service import index_actor, release_index_actors
-from workers.clients import probe_endpoint
+from workers.clients import EndpointModel, ServedModel, VLLMModel, probe_endpoint
 from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
 
 LOOPBACK_IP = "127.0.0.2"  # Ray rewrites 127.0.0.1 to the public address; any other loopback address stays local
@@ -105,7 +105,7 @@ class Execution:
 
 def probe_models(shards: list[ShardSpec]) -> dict[str, str]:
     """Why each OpenAI-compatible endpoint in these shards is unreachable (only the unreachable ones)."""
-    models = {s.model.name: s.model for s in shards if s.model.served}
+    models = {s.model.name: s.model for s in shards if isinstance(s.model, ServedModel)}
 
     async def probe_all() -> list[str | None]:
         return await asyncio.gather(*(probe_endpoint(m) for m in models.values()))
@@ -117,7 +117,7 @@ def probe_models(shards: list[ShardSpec]) -> dict[str, str]:
 def plan_deployments(shards: Iterable[ShardSpec]) -> list[list[Placement]]:
     """The waves of vLLM deployments these shards need on the connected cluster. Raises ``PlacementError`` (before
     anything runs) for a model the cluster can never hold."""
-    models = list({s.model.name: s.model for s in shards if s.model.kind == "vllm"}.values())  # sweep order
+    models = list({s.model.name: s.model for s in shards if isinstance(s.model, VLLMModel)}.values())  # sweep order
     return plan_waves(models, cluster_nodes()) if models else []
 
 
@@ -150,7 +150,7 @@ def execute(
         if on_commit is not None:
             on_commit(output)
 
-    execution.unreachable = probe_models([s for s in pending if s.model.kind == "openai"])
+    execution.unreachable = probe_models([s for s in pending if isinstance(s.model, EndpointModel)])
     runnable: list[ShardSpec] = []
     for shard in pending:
         reason = execution.unreachable.get(shard.model.name)
@@ -165,8 +165,8 @@ def execute(
     size = max(1, min(workers or int(ray.cluster_resources().get("CPU", 1)), len(runnable)))
     pool = _WorkerPool(size, execution, commit)
     try:
-        pool.run([s for s in runnable if s.model.kind != "vllm"])
-        served = [s for s in runnable if s.model.kind == "vllm"]
+        pool.run([s for s in runnable if not isinstance(s.model, VLLMModel)])
+        served = [s for s in runnable if isinstance(s.model, VLLMModel)]
         for wave in waves:
             _serve_wave(wave, served, pool, store, size, execution, notify or (lambda _: None))
     finally:
@@ -246,9 +246,8 @@ class _Replicas:
             return self.execution.unreachable.get(name, "vLLM deployment failed")
         turn = self.turn.get(name, 0)
         self.turn[name] = turn + 1
-        return shard.model_copy(
-            update={"model": shard.model.model_copy(update={"base_url": serving[turn % len(serving)]})}
-        )
+        assert isinstance(shard.model, VLLMModel)  # only shards of vLLM models are assigned a replica
+        return shard.model_copy(update={"model": shard.model.at(serving[turn % len(serving)])})
 
 
 def _serve_wave(

@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from cluster.plan import RunManifest
 from env_core.model import EpisodeResult, Trajectory
-from env_core.storage import LocalObjects, S3Objects, StorageUnavailable, is_s3, join_uri
+from storage import LocalObjects, S3Objects, StorageUnavailable, is_s3, join_uri
 from workers.runner import ShardOutput
 
 ORIGIN = "origin.json"

@@ -25,9 +25,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
-
-from env_core.model import EpisodeResult, Strict
+from cluster.config import TrackingConfig
+from env_core.model import EpisodeResult
 
 Group = tuple[str, str, str]  # model, suite label, setting
 
@@ -47,28 +46,6 @@ MLFLOW_DEFAULTS = {
 MAX_PARAM_CHARS = 6000
 
 
-class TrackingConfig(Strict):
-    mlflow_uri: str | None = Field(
-        default=None,
-        description="MLflow: a tracking server (http://host:5000), any MLflow URI, or a folder (a local store "
-        "in it: sqlite database and artifacts); default $MLFLOW_TRACKING_URI, else no tracking",
-    )
-    experiment: str | None = Field(default=None, description="MLflow experiment (default: the sweep's name)")
-
-    def resolved(self) -> tuple[str, str | None] | None:
-        """(tracking URI, artifact location for a new experiment), or None when tracking is off."""
-        uri = self.mlflow_uri or os.environ.get("MLFLOW_TRACKING_URI")
-        if not uri:
-            return None
-        if "://" in uri or uri.startswith(("sqlite:", "databricks", "file:")):
-            return uri, None
-        # A plain folder. MLflow 3 refuses its old file store ('mlruns/') by default; a sqlite database in the
-        # folder is what it recommends, with the artifacts beside it.
-        folder = Path(uri).expanduser().resolve()
-        folder.mkdir(parents=True, exist_ok=True)
-        return f"sqlite:///{folder / 'mlflow.db'}", (folder / "artifacts").as_uri()
-
-
 @dataclass
 class TrackingReport:
     groups_logged: int = 0
@@ -76,22 +53,11 @@ class TrackingReport:
     problems: list[str] = field(default_factory=list)
 
 
-def _flat(prefix: str, value: Any, out: dict[str, float]) -> None:
-    """Numeric leaves of a nested summary as metric names (``sqlfuncs.errors.percent.search``)."""
-    if isinstance(value, bool):
-        out[prefix] = float(value)
-    elif isinstance(value, int | float):
-        if math.isfinite(value):
-            out[prefix] = float(value)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _flat(f"{prefix}.{key}" if prefix else str(key), item, out)
-
-
 def group_metrics(results: list[EpisodeResult]) -> dict[str, float]:
     """The metrics of one model × suite × setting: accuracy with its Wilson and clustered bootstrap intervals,
-    behaviour rates, outcome-class counts, tokens, time, and the family's own numbers."""
-    from cluster.report import family_summaries
+    behaviour rates, outcome-class counts, tokens, time, and the family's own numbers (its summary's
+    ``metrics``, named ``<family>.<field>…``)."""
+    from env_core.families import family_summaries, flat_metrics
     from env_core.model import Outcome
     from scoring.stats import cluster_bootstrap_interval
     from scoring.summary import summarize
@@ -101,31 +67,31 @@ def group_metrics(results: list[EpisodeResult]) -> dict[str, float]:
         return metrics
     row = summarize(results)[0]
     for name in ("n", "n_valid", "accuracy", "correct_rate", "gave_up_rate", "safety_violations", "mean_turns"):
-        _flat(name, row[name], metrics)
-    _flat("mean_tool_calls", row["mean_tool_calls"], metrics)
-    _flat("parse_failure_rate", row["parse_failure_rate"], metrics)
-    _flat("text_call_rate", row["text_call_rate"], metrics)
-    _flat("accuracy_ci_low", row["ci_low"], metrics)
-    _flat("accuracy_ci_high", row["ci_high"], metrics)
+        flat_metrics(name, getattr(row, name), metrics)
+    flat_metrics("mean_tool_calls", row.mean_tool_calls, metrics)
+    flat_metrics("parse_failure_rate", row.parse_failure_rate, metrics)
+    flat_metrics("text_call_rate", row.text_call_rate, metrics)
+    flat_metrics("accuracy_ci_low", row.ci_low, metrics)
+    flat_metrics("accuracy_ci_high", row.ci_high, metrics)
     valid = [r for r in results if r.outcome != Outcome.infra_error]
     if valid:
         low, high = cluster_bootstrap_interval(
             [float(r.solved) for r in valid], [r.cluster_id or r.scenario_id for r in valid]
         )
-        _flat("accuracy_cluster_ci_low", low, metrics)
-        _flat("accuracy_cluster_ci_high", high, metrics)
-    for outcome, count in row["outcomes"].items():
+        flat_metrics("accuracy_cluster_ci_low", low, metrics)
+        flat_metrics("accuracy_cluster_ci_high", high, metrics)
+    for outcome, count in row.outcomes.items():
         metrics[f"outcome.{outcome}"] = float(count)
-    metrics["tokens.prompt"] = float(row["prompt_tokens"])
-    metrics["tokens.completion"] = float(row["completion_tokens"])
-    metrics["tokens.cached"] = float(row["cached_tokens"])
+    metrics["tokens.prompt"] = float(row.prompt_tokens)
+    metrics["tokens.completion"] = float(row.completion_tokens)
+    metrics["tokens.cached"] = float(row.cached_tokens)
     metrics["time.episode_s"] = sum(r.wall_ms for r in results) / 1000
     metrics["time.model_s"] = sum(r.model_ms for r in results) / 1000
     metrics["time.tool_s"] = sum(r.tool_ms for r in results) / 1000
     first = results[0]
     summary = family_summaries(results).get(first.suite)
     if summary is not None:
-        _flat(first.family, summary["models"].get(first.model, {}).get("settings", {}).get(first.setting), metrics)
+        metrics.update(summary.metrics(first.model, first.setting))
     return metrics
 
 
@@ -340,7 +306,7 @@ class Tracker:
         return report
 
     def _sync(self, report: TrackingReport) -> None:
-        from cluster.analysis import analyse
+        from scoring.analysis import analyse
 
         digests = self.store.result_digests()
         results = list(self.store.iter_results())
@@ -350,9 +316,9 @@ class Tracker:
         analysis = analyse(results, self.manifest.model_sizes())
         gaps = {
             (row.model, row.suite, row.setting): {
-                "recovery_gap.estimate": row.gap.estimate,
-                "recovery_gap.ci_low": row.gap.ci_low,
-                "recovery_gap.ci_high": row.gap.ci_high,
+                "recovery_gap.estimate": row.estimate,
+                "recovery_gap.ci_low": row.ci_low,
+                "recovery_gap.ci_high": row.ci_high,
             }
             for row in analysis.gaps
         }
@@ -363,7 +329,7 @@ class Tracker:
             fingerprint = _fingerprint({sid: digests[sid] for sid in done})
             if self.client.get_run(self.child_ids[key]).data.tags.get(LOGGED_TAG) == fingerprint:
                 continue
-            extra = {k: v for k, v in gaps.get(key, {}).items() if math.isfinite(v)}
+            extra = {k: v for k, v in gaps.get(key, {}).items() if v is not None and math.isfinite(v)}
             log = partial(self._log_group, key, by_group.get(key, []), len(done), extra, fingerprint)
             if self._guard(f"logging {' · '.join(key)}", log):
                 report.groups_logged += 1
@@ -375,7 +341,7 @@ class Tracker:
             )
 
     def _log_artifacts(self, analysis: Any, results: list[EpisodeResult], fingerprint: str, n_committed: int) -> None:
-        from cluster.analysis import report_page, run_meta
+        from cluster.report import report_page, run_meta
         from cluster.store import results_parquet
 
         assert self.parent_id is not None

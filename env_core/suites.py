@@ -1,26 +1,46 @@
-"""Suites: a family's tool universe plus its scenarios, built in or loaded from a folder.
+"""Suites: a family's tool universe plus its scenarios, read from a built suite folder.
 
-A suite folder holds ``suite.json`` (name, family, version), ``tools.jsonl``, ``scenarios.jsonl`` and, for
-SQLite-backed families, ``database.sqlite``. ``load_suite`` resolves a built-in name or a folder, optionally swaps in
-another scenario file, and checks every scenario against the tool universe before anything runs.
+A suite folder holds ``suite.json`` (name, family, version, databases), ``tools.jsonl``, ``scenarios.jsonl``, the
+SQLite databases the tools run on, and whatever else its family's build writes beside them (``build.json``). A suite
+config (:data:`SuiteRef`) names either such a folder (``path``) or a family and its source data; the latter is built
+once per content hash into the suite cache and read from there. Every scenario is checked against the tool universe
+before anything runs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import (
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    WithJsonSchema,
+)
 
 from env_core.environment import Environment
+from env_core.families import (
+    FamilyError,
+    FolderSuite,
+    SuiteConfig,
+    get_family,
+    resolve_path,
+    suite_config_model,
+)
 from env_core.faults import Setting, resolve_faults
-from env_core.model import Scenario, Strict, ToolSpec, Versioned
+from env_core.model import Scenario, ToolSpec, Versioned
 from env_core.scenarios import (
     ScenarioFileError,
     describe_validation_error,
@@ -83,66 +103,92 @@ class SuiteError(ValueError):
     pass
 
 
-def _build_smoke() -> Suite:
-    from env_core.smoke import build
-
-    toolbox = SqliteToolBox(build.TOOLS, build.build_database())
-    return Suite(
-        name="smoke",
-        family=build.FAMILY,
-        version=build.SUITE_VERSION,
-        toolbox=toolbox,
-        scenarios=build.build_scenarios(toolbox),
-    )
-
-
-BUILTIN_SUITES = {"smoke": _build_smoke}
-
-
-@cache
-def _builtin(name: str) -> Suite:
-    return BUILTIN_SUITES[name]()
-
-
-def _toolbox_class(kind: str) -> type[SqliteToolBox]:
-    if kind == "sqlfuncs":
-        from env_core.sqlfuncs.tools import SqlFunctionToolBox
-
-        return SqlFunctionToolBox
-    return SqliteToolBox
-
-
 class SuiteMeta(Versioned):
     """``suite.json`` of a suite folder."""
 
     name: str
     family: str
     version: str = "0"
-    toolbox: Literal["sqlite", "sqlfuncs"] = "sqlite"
     databases: dict[str, str] = Field(default_factory=lambda: {MAIN: "database.sqlite"})
+    # folders written before families had one door named their toolbox here; the family decides it now
+    toolbox: str | None = Field(default=None, exclude=True)
 
 
-def write_suite(suite: Suite, folder: str | Path) -> Path:
-    """Write a SQLite-backed suite as a folder that ``load_suite(path=...)`` reads back."""
-    if not isinstance(suite.toolbox, SqliteToolBox):
-        raise SuiteError(f"suite '{suite.name}' is not SQLite-backed; no folder format for it yet")
+def write_suite(
+    folder: str | Path,
+    *,
+    name: str,
+    family: str,
+    version: str,
+    tools: list[ToolSpec],
+    scenarios: list[Scenario],
+    databases: Mapping[str, Path | bytes | sqlite3.Connection],
+    extra: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write a suite folder that :func:`load_suite` reads back. ``databases`` maps each database name to a file, its
+    bytes or an open connection; one database named ``main`` becomes ``database.sqlite``. ``extra`` files (name ->
+    JSON-able value) go beside them, e.g. a build summary."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    names = list(suite.toolbox.sources)
+    names = list(databases)
     files = {MAIN: "database.sqlite"} if names == [MAIN] else {n: f"databases/{n}.sqlite" for n in names}
-    meta = SuiteMeta(name=suite.name, family=suite.family, version=suite.version, databases=files)
+    meta = SuiteMeta(name=name, family=family, version=version, databases=files)
     (folder / "suite.json").write_text(meta.model_dump_json(indent=2) + "\n")
-    with (folder / "tools.jsonl").open("w") as handle:
-        for spec in suite.toolbox.specs.values():
-            handle.write(spec.model_dump_json() + "\n")
-    write_scenarios(folder / "scenarios.jsonl", suite.scenarios)
-    for name, file in files.items():
-        (folder / file).parent.mkdir(parents=True, exist_ok=True)
-        (folder / file).write_bytes(suite.toolbox.database_bytes(name))
+    write_tools(folder, tools)
+    write_scenarios(folder / "scenarios.jsonl", scenarios)
+    for db, source in databases.items():
+        target = folder / files[db]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(source, sqlite3.Connection):
+            target.write_bytes(source.serialize())
+        elif isinstance(source, bytes):
+            target.write_bytes(source)
+        else:
+            target.write_bytes(Path(source).read_bytes())
+    for file, value in (extra or {}).items():
+        (folder / file).write_text(json.dumps(value, indent=2) + "\n")
     return folder
 
 
-def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool) -> Suite:
+def write_tools(folder: str | Path, tools: list[ToolSpec]) -> None:
+    """(Re)write a suite folder's ``tools.jsonl``, e.g. after a model documented the tools."""
+    with (Path(folder) / "tools.jsonl").open("w") as handle:
+        for spec in tools:
+            handle.write(spec.model_dump_json() + "\n")
+
+
+def read_tools(folder: str | Path) -> list[ToolSpec]:
+    """A suite folder's tools; a bad line raises ``SuiteError`` naming the file and the line."""
+    specs = []
+    tools_path = Path(folder) / "tools.jsonl"
+    if not tools_path.is_file():
+        raise SuiteError(f"{tools_path}: tool file not found")
+    for number, line in enumerate(tools_path.read_text().splitlines(), start=1):
+        if line.strip():
+            try:
+                specs.append(ToolSpec.model_validate_json(line))
+            except ValidationError as exc:
+                raise SuiteError(f"{tools_path}:{number}: invalid tool: {describe_validation_error(exc)}") from exc
+    return specs
+
+
+def copy_suite(suite: Suite, folder: str | Path) -> Path:
+    """Write a loaded SQLite-backed suite (its scenarios as loaded) as a folder."""
+    if not isinstance(suite.toolbox, SqliteToolBox):
+        raise SuiteError(f"suite '{suite.name}' is not SQLite-backed; no folder format for it yet")
+    toolbox = suite.toolbox
+    return write_suite(
+        folder,
+        name=suite.name,
+        family=suite.family,
+        version=suite.version,
+        tools=list(toolbox.specs.values()),
+        scenarios=suite.scenarios,
+        databases={db: toolbox.database_bytes(db) for db in toolbox.sources},
+    )
+
+
+def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool, family_ref: str | None) -> Suite:
     """A suite folder; ``scenarios`` (if given) replaces the folder's own scenario file, which is then not read."""
     meta_path = folder / "suite.json"
     if not meta_path.is_file():
@@ -153,22 +199,18 @@ def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool) -> Su
         if any(e["type"] == "json_invalid" for e in exc.errors()):
             raise SuiteError(f"{meta_path}: not valid JSON") from exc
         raise SuiteError(f"{meta_path}: {describe_validation_error(exc)}") from exc
-    specs = []
+    try:
+        family = get_family(meta.family, family_ref)
+    except FamilyError as exc:
+        raise SuiteError(f"{meta_path}: family: {exc}") from exc
+    specs = read_tools(folder)
     tools_path = folder / "tools.jsonl"
-    if not tools_path.is_file():
-        raise SuiteError(f"{tools_path}: tool file not found")
-    for number, line in enumerate(tools_path.read_text().splitlines(), start=1):
-        if line.strip():
-            try:
-                specs.append(ToolSpec.model_validate_json(line))
-            except ValidationError as exc:
-                raise SuiteError(f"{tools_path}:{number}: invalid tool: {describe_validation_error(exc)}") from exc
     databases = {name: folder / file for name, file in meta.databases.items()}
     for database in databases.values():
         if not database.is_file():
             raise SuiteError(f"{database}: database file not found")
     try:
-        toolbox = _toolbox_class(meta.toolbox)(specs, databases)
+        toolbox = family.toolbox(specs, databases)
     except sqlite3.DatabaseError as exc:
         raise SuiteError(f"cannot open as SQLite: {exc}") from exc
     except ValueError as exc:  # a tool the toolbox cannot run (no binding.sql, duplicate name)
@@ -178,34 +220,24 @@ def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool) -> Su
 
 
 def load_suite(
-    name: str | None = None,
-    path: str | Path | None = None,
+    path: str | Path,
     scenarios: str | Path | None = None,
     skip_invalid: bool = False,
     limit: int | None = None,
+    family_ref: str | None = None,
 ) -> Suite:
-    """Resolve a suite by built-in ``name`` or by ``path`` to a folder; ``scenarios`` replaces its scenario file.
+    """Read a built suite folder; ``scenarios`` replaces its scenario file.
 
     Raises ``SuiteError`` or ``ScenarioFileError`` naming the file, the line and the problem. With
     ``skip_invalid`` the bad scenarios are left out and listed in ``Suite.skipped``.
     """
-    if (name is None) == (path is None):
-        raise SuiteError("give a suite either a built-in name or a path")
-    if name is not None:
-        if name not in BUILTIN_SUITES:
-            raise SuiteError(f"unknown suite '{name}'; built-in suites: {', '.join(sorted(BUILTIN_SUITES))}")
-        base = _builtin(name)
-        suite = Suite(base.name, base.family, base.version, base.toolbox, list(base.scenarios))
-    else:
-        folder = Path(path)  # type: ignore[arg-type]
-        if not folder.exists():
-            raise SuiteError(f"{folder}: suite folder not found")
-        suite = _read_folder(folder, Path(scenarios) if scenarios is not None else None, skip_invalid)
-    source = str(scenarios or path or f"built-in suite '{name}'")
-    if scenarios is not None and name is not None:
-        loaded = read_scenarios(scenarios, skip_invalid=skip_invalid)
-        suite.scenarios, suite.skipped = loaded.scenarios, loaded.skipped
-    valid, problems = [], []
+    folder = Path(path)
+    if not folder.exists():
+        raise SuiteError(f"{folder}: suite folder not found")
+    suite = _read_folder(folder, Path(scenarios) if scenarios is not None else None, skip_invalid, family_ref)
+    source = str(scenarios or path)
+    valid: list[Scenario] = []
+    problems: list[str] = []
     for scenario in suite.scenarios:
         found = scenario_problems(scenario, suite.toolbox.specs, suite.family)
         if found:
@@ -221,61 +253,25 @@ def load_suite(
     return suite
 
 
-class SuiteRef(Strict):
-    """How a sweep names a suite: a built-in ``name``, a ``path`` to a built suite folder, or a ``spider`` folder
-    compiled into a ``sqlfuncs`` suite on first use (cached by content hash). Optionally another scenario file, a
-    limit on the number of scenarios, and how tools reach the agent (``access``)."""
-
-    name: str | None = None
-    path: str | None = None
-    spider: str | None = Field(default=None, description="Spider-format folder, compiled with seed and augment")
-    seed: int = Field(default=0, description="spider: naming and augmentation seed")
-    augment: int = Field(default=1, ge=0, description="spider: augmented variants per kept question")
-    scenarios: str | None = None
-    limit: int | None = Field(default=None, ge=1)
-    skip_invalid: bool = False
-    access: ToolAccess = Field(default_factory=ToolAccess)
-    alias: str | None = Field(default=None, description="name in reports (default: derived from the source)")
-
-    @model_validator(mode="after")
-    def _one_source(self) -> SuiteRef:
-        if sum(x is not None for x in (self.name, self.path, self.spider)) != 1:
-            raise ValueError("give exactly one of 'name' (a built-in suite), 'path' (a suite folder), 'spider'")
-        if self.name is not None and self.name not in BUILTIN_SUITES:
-            raise ValueError(f"unknown suite '{self.name}'; built-in suites: {', '.join(sorted(BUILTIN_SUITES))}")
-        return self
-
-    @property
-    def label(self) -> str:
-        if self.alias:
-            return self.alias
-        base = self.name or Path(self.path or self.spider or "").name
-        default = ToolAccess()
-        return base if self.access == default else f"{base}:{self.access.label}"
-
-    def load(self) -> Suite:
-        return _load_cached(self.model_dump_json(exclude={"access", "alias"}))
-
-
 def suite_cache() -> Path:
-    """Where suites compiled on first use are kept (``UNDERTOW_CACHE``, default ``~/.cache/undertow``)."""
+    """Where suites built from a family's source data are kept (``UNDERTOW_CACHE``, default ``~/.cache/undertow``)."""
     return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow")) / "suites"
 
 
-def build_spider(spider: str | Path, seed: int, augment: int) -> Path:
-    """Compile a Spider folder once per (content, seed, augment); later calls reuse the built folder."""
-    from env_core.sqlfuncs.build import build_suite, write_build
-    from env_core.sqlfuncs.compile import read_spider
-
-    folder = Path(spider)
-    if not folder.is_dir():
-        raise SuiteError(f"{folder}: Spider folder not found")
-    digest = read_spider(folder).digest
-    target = suite_cache() / f"sqlfuncs-{digest[:16]}-s{seed}-a{augment}"
+def suite_folder(config: SuiteConfig) -> Path:
+    """The built folder of a suite config: its ``path``, or the family's build of its source data, made once per
+    (family, source content, build fields) and reused after."""
+    if isinstance(config, FolderSuite):
+        return Path(config.path)
+    family = get_family(config.family, config.family_ref)
+    fields = json.dumps(config.build_fields(), sort_keys=True)
+    key = hashlib.sha256(f"{family.source_digest(config)}\n{fields}".encode()).hexdigest()[:20]
+    target = suite_cache() / f"{family.name}-{key}"
     if not (target / "suite.json").is_file():
         # build beside the target and rename: concurrent builders (several workers) never see a half-written suite
         staging = target.with_name(f"{target.name}.tmp{os.getpid()}")
-        write_build(build_suite(folder, seed=seed, augment=augment), staging)
+        shutil.rmtree(staging, ignore_errors=True)
+        family.build(config, staging)
         try:
             staging.rename(target)
         except OSError:  # another process finished first: its build is identical
@@ -283,9 +279,50 @@ def build_spider(spider: str | Path, seed: int, augment: int) -> Path:
     return target
 
 
+def _validate_ref(value: Any, info: ValidationInfo) -> SuiteConfig:
+    """A family name (its default suite), a folder, or a mapping with ``family`` (a registered name or a
+    ``module:attribute``) or ``path``, validated against that family's own config model."""
+    if isinstance(value, SuiteConfig):
+        return value
+    if isinstance(value, str):
+        try:
+            is_family = ":" in value or bool(get_family(value))
+        except FamilyError as exc:
+            is_family = False
+            if not Path(resolve_path(value, info) or value).is_dir():
+                raise ValueError(f"'{value}' is neither a suite folder nor a family: {exc}") from None
+        value = {"family": value} if is_family else {"path": value}
+    if not isinstance(value, Mapping):
+        raise ValueError("expected a family name, a suite folder, or a mapping with 'family' or 'path'")
+    try:
+        model, data = suite_config_model(value)
+    except FamilyError as exc:
+        raise ValueError(str(exc)) from exc
+    return model.model_validate(data, context=info.context)
+
+
+# How a sweep names a suite: one family's config model, chosen by ``family`` (or ``path`` for a built folder).
+SuiteRef = Annotated[
+    SuiteConfig,
+    PlainValidator(_validate_ref),
+    PlainSerializer(lambda ref: ref.model_dump(mode="json")),
+    WithJsonSchema({"type": "object", "description": "a suite: {family: NAME, ...its fields} or {path: FOLDER}"}),
+]
+
+_SUITE_REF: TypeAdapter[SuiteConfig] = TypeAdapter(SuiteRef)
+
+
+def suite_ref(value: Any, base: str | Path | None = None) -> SuiteConfig:
+    """Validate one suite reference (relative paths against ``base``)."""
+    return _SUITE_REF.validate_python(value, context={"base": str(base)} if base else None)
+
+
+def load_ref(config: SuiteConfig) -> Suite:
+    """The suite a config names, loaded once per process: workers run many shards of the same suite."""
+    return _load_cached(type(config).__name__, config.model_dump_json(exclude={"access", "alias"}))
+
+
 @cache
-def _load_cached(ref_json: str) -> Suite:
-    """One load per process for each suite reference: workers run many shards of the same suite."""
-    ref = SuiteRef.model_validate_json(ref_json)
-    path = build_spider(ref.spider, ref.seed, ref.augment) if ref.spider is not None else ref.path
-    return load_suite(ref.name, path, ref.scenarios, ref.skip_invalid, ref.limit)
+def _load_cached(_kind: str, ref_json: str) -> Suite:
+    config = suite_ref(json.loads(ref_json))
+    return load_suite(suite_folder(config), config.scenarios, config.skip_invalid, config.limit, config.family_ref)

@@ -93,14 +93,17 @@ class ToolIndex:
         cache = EmbeddingCache(self.config.cache or default_cache())
         vectors, self.encoded = cache.embed(self.embedder.model_id, self.documents, self.embedder.encode)
         dimension = vectors.shape[1]
+        index: faiss.Index
         if self.config.index == "hnsw":
-            index = faiss.IndexHNSWFlat(dimension, 32, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efSearch = 64
+            hnsw = faiss.IndexHNSWFlat(dimension, 32, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efSearch = 64
+            index = hnsw
         elif self.config.index == "ivf":
             lists = max(1, int(math.sqrt(len(vectors))))
-            index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dimension), dimension, lists, faiss.METRIC_INNER_PRODUCT)
-            index.train(vectors)
-            index.nprobe = min(lists, 8)
+            ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(dimension), dimension, lists, faiss.METRIC_INNER_PRODUCT)
+            ivf.train(vectors)
+            ivf.nprobe = min(lists, 8)
+            index = ivf
         else:
             index = faiss.IndexFlatIP(dimension)
         index.add(vectors)

@@ -69,7 +69,8 @@ class ActorSearcher:
     def search(self, query: str, k: int) -> list[str]:
         import ray
 
-        return ray.get(self.actor.search.remote(self.key, self.mode, query, k))
+        names: list[str] = ray.get(self.actor.search.remote(self.key, self.mode, query, k))
+        return names
 
 
 _local: dict[str, Indexes] = {}

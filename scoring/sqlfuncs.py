@@ -17,10 +17,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import Any, Literal
 
-from env_core.model import FaultKind, Outcome, PlannedCall, Scenario, Trajectory
+from pydantic import BaseModel, ConfigDict
+
+from env_core.families import (
+    Bar,
+    FamilyDefinition,
+    FamilySummary,
+    ReportTable,
+    StackedBars,
+    flat_metrics,
+)
+from env_core.model import EpisodeResult, FaultKind, Outcome, PlannedCall, Scenario, Trajectory
 from env_core.search import SEARCH_TOOLS
+from env_core.sqlfuncs import build
+from env_core.sqlfuncs.compile import FAMILY as FAMILY_NAME
+from env_core.sqlfuncs.docs import DOCUMENTER
+from scoring.formatting import with_ci
 from scoring.stats import bootstrap_difference_interval, bootstrap_interval
 
 # Every value error_category can return for a failed episode, in report order.
@@ -336,3 +350,182 @@ def summarize_sqlfuncs(
             "by_backup_plan_calls": {k: _accuracy(v, confidence, resamples, seed) for k, v in strata.items()},
         }
     return {"confidence": confidence, "baseline": baseline, "faulted": faulted, "models": models}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The typed summary and how it renders
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Accuracy(_Model):
+    n: int
+    n_correct: int
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+class Errors(_Model):
+    n_failures: int
+    counts: dict[str, int]
+    percent: dict[str, float | None]
+
+
+class Turns(_Model):
+    all: float | None
+    correct: float | None
+    incorrect: float | None
+
+
+class SettingSummary(_Model):
+    n: int
+    n_valid: int
+    n_correct: int
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+    errors: Errors
+    turns: Turns | None
+
+
+class Decrease(_Model):
+    baseline_accuracy: float
+    faulted_accuracy: float
+    absolute_points: float
+    relative_percent: float | None
+    ci_low_points: float
+    ci_high_points: float
+
+
+class ModelSummary(_Model):
+    settings: dict[str, SettingSummary]
+    decrease: Decrease | None
+    by_backup_plan_calls: dict[str, Accuracy]
+
+
+class SqlfuncsSummary(FamilySummary):
+    """The paper's tables for one suite: see :func:`summarize_sqlfuncs`."""
+
+    family: Literal["sqlfuncs"] = "sqlfuncs"
+    confidence: float
+    baseline: str
+    faulted: str
+    models: dict[str, ModelSummary]
+
+    def _settings(self) -> list[str]:
+        return list(dict.fromkeys(s for m in self.models.values() for s in m.settings))
+
+    def tables(self, suite: str) -> list[ReportTable]:
+        """Accuracy with its bootstrap CI per setting, the baseline → faulted decrease and accuracy by backup-plan
+        size (the paper's tables 3–5), then failures by category (§5)."""
+        settings = self._settings()
+        accuracy = ReportTable(
+            title=f"{suite}: right behaviour — solved, or gave up when impossible (bootstrap 95% CI)",
+            columns=["Model", *settings, f"{self.baseline} → {self.faulted}", "backup: single / multi"],
+            right=[False, *[True] * len(settings), True, True],
+        )
+        for model, data in self.models.items():
+            decrease = data.decrease
+            drop = (
+                "—"
+                if decrease is None
+                else f"−{decrease.absolute_points:.1f} pts"
+                + (f" ({decrease.relative_percent:.0f}%)" if decrease.relative_percent is not None else "")
+            )
+            strata = data.by_backup_plan_calls
+            backup = " / ".join(
+                with_ci(strata[k].accuracy, strata[k].ci_low, strata[k].ci_high).split(" ")[0]
+                for k in ("single", "multi")
+            )
+            cells = [
+                with_ci(row.accuracy, row.ci_low, row.ci_high) if (row := data.settings.get(s)) else "—"
+                for s in settings
+            ]
+            accuracy.rows.append([model, *cells, drop, backup])
+        categories = [*ERROR_CATEGORIES, "uncategorized"]
+        failures = ReportTable(
+            title=f"{suite}: failures by category (% of failures)",
+            columns=["Model", "Setting", "failures", *categories],
+            right=[False, False, True, *[True] * len(categories)],
+        )
+        for model, data in self.models.items():
+            for setting, row in data.settings.items():
+                if row.errors.n_failures:
+                    shares = [row.errors.percent.get(c) for c in categories]
+                    failures.rows.append(
+                        [
+                            model,
+                            setting,
+                            str(row.errors.n_failures),
+                            *("—" if v is None else f"{v:.0f}" for v in shares),
+                        ]
+                    )
+        return [accuracy, failures] if failures.rows else [accuracy]
+
+    def figures(self, suite: str) -> list[StackedBars]:
+        """Failure categories as stacked shares per model × setting (none when nothing failed)."""
+        bars, categories = [], []
+        for model, data in self.models.items():
+            for setting, row in data.settings.items():
+                errors = row.errors
+                if errors.n_failures:
+                    shares = {c: 100 * n / errors.n_failures for c, n in errors.counts.items() if n}
+                    bars.append(Bar(label=f"{model}\n{setting}", shares=shares, n=errors.n_failures))
+                    categories += [c for c in shares if c not in categories]
+        if not bars:
+            return []
+        return [
+            StackedBars(
+                name="errors",
+                title=f"Failure categories — {suite}",
+                alt=f"Failure categories (share of failed episodes) per model and setting, suite {suite}",
+                categories=categories,
+                bars=bars,
+                y_label="share of failed episodes (%)",
+                x_label="model / setting",
+            )
+        ]
+
+    def metrics(self, model: str, setting: str) -> dict[str, float]:
+        row = self.models.get(model)
+        found = row.settings.get(setting) if row else None
+        return flat_metrics(self.family, found) if found else {}
+
+
+def summarize(results: Sequence[EpisodeResult]) -> SqlfuncsSummary:
+    """The family summary of one suite's results."""
+    rows = [
+        {
+            "model": r.model,
+            "setting": r.setting,
+            "correct": r.correct,
+            "outcome": r.outcome.value,
+            "n_turns": r.n_turns,
+            **r.details,
+        }
+        for r in results
+    ]
+    return SqlfuncsSummary.model_validate(summarize_sqlfuncs(rows))
+
+
+def _episode_details(
+    trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
+) -> dict[str, Any]:
+    return episode_details(trajectory, scenario, correct=correct, searched=searched, first_tried=first_tried)
+
+
+FAMILY = FamilyDefinition(
+    name=FAMILY_NAME,
+    description="Spider-format SQL compiled into obfuscated functions with backup plans (Hell or High Water)",
+    suite_config=build.SqlfuncsSuite,
+    source_digest=build.source_digest,
+    build=build.build,
+    toolbox=build.toolbox,
+    episode_details=_episode_details,
+    summarize=summarize,
+    summary_model=SqlfuncsSummary,
+    documenter=DOCUMENTER,
+)

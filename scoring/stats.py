@@ -6,11 +6,22 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from functools import partial
 from statistics import NormalDist
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as scipy_stats
+
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+BoolArray: TypeAlias = npt.NDArray[np.bool_]
+IntArray: TypeAlias = npt.NDArray[np.intp]
+# what the public functions take: a list, or an array another of them made
+Floats: TypeAlias = Sequence[float] | FloatArray
+Bools: TypeAlias = Sequence[bool] | BoolArray
+# an episode key (e.g. (scenario_id, seed)): one type per call, so a dict of tuple keys is accepted as it is
+K = TypeVar("K", bound=Hashable)
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -42,7 +53,7 @@ def _z(confidence: float) -> float:
 
 
 def bootstrap_interval(
-    values: Sequence[float], confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+    values: Floats, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile-bootstrap interval for the mean of ``values`` (for accuracy: a list of 0/1 outcomes).
 
@@ -65,7 +76,7 @@ def bootstrap_interval(
 
 
 def bootstrap_difference_interval(
-    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+    a: Floats, b: Floats, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile-bootstrap interval for ``mean(a) - mean(b)`` with ``a`` and ``b`` resampled independently.
 
@@ -87,7 +98,7 @@ def bootstrap_difference_interval(
 
 
 def paired_bootstrap_interval(
-    a: Sequence[float], b: Sequence[float], confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
+    a: Floats, b: Floats, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile-bootstrap interval for ``mean(a) - mean(b)`` where ``a[i]`` and ``b[i]`` belong to the same episode.
 
@@ -109,7 +120,7 @@ def paired_bootstrap_interval(
 
 
 def cluster_bootstrap_interval(
-    values: Sequence[float],
+    values: Floats,
     clusters: Sequence[Hashable],
     confidence: float = 0.95,
     resamples: int = 10_000,
@@ -164,7 +175,7 @@ class McNemar:
         return {field.name: _plain(getattr(self, field.name)) for field in fields(self)}
 
 
-def mcnemar_test(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
+def mcnemar_test(a: Bools, b: Bools) -> McNemar:
     """Two-sided McNemar test that models A and B are equally accurate, from paired outcomes on the same episodes.
 
     ``a[i]`` and ``b[i]`` say whether model A and model B got episode ``i`` right. Pairing matters: two models
@@ -229,9 +240,9 @@ class Gap:
 
 
 def recovery_gap(
-    clean: Mapping[Hashable, float],
-    faulted: Mapping[Hashable, float],
-    clusters: Mapping[Hashable, Hashable] | None = None,
+    clean: Mapping[K, float],
+    faulted: Mapping[K, float],
+    clusters: Mapping[K, Hashable] | None = None,
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
@@ -252,17 +263,17 @@ def recovery_gap(
     faulted_values = _finite_array(list(faulted.values()), "faulted")
     _check_bootstrap_args(confidence, resamples)
     shared = [key for key in clean if key in faulted]
-    sizes = {"n_clean": len(clean), "n_faulted": len(faulted), "confidence": float(confidence)}
+    gap = partial(Gap, n_clean=len(clean), n_faulted=len(faulted), confidence=float(confidence))
     if shared:
         differences = _finite_array([clean[key] for key in shared]) - _finite_array([faulted[key] for key in shared])
         low, high = _differences_interval(differences, shared, clusters, confidence, resamples, seed)
         estimate = float(differences.mean())
-        return Gap(estimate, low, high, n_paired=len(shared), paired=True, **sizes)
+        return gap(estimate, low, high, n_paired=len(shared), paired=True)
     if clean_values.size == 0 or faulted_values.size == 0:
-        return Gap(math.nan, math.nan, math.nan, n_paired=0, paired=False, **sizes)
+        return gap(math.nan, math.nan, math.nan, n_paired=0, paired=False)
     low, high = bootstrap_difference_interval(clean_values, faulted_values, confidence, resamples, seed)
     estimate = float(clean_values.mean() - faulted_values.mean())
-    return Gap(estimate, low, high, n_paired=0, paired=False, **sizes)
+    return gap(estimate, low, high, n_paired=0, paired=False)
 
 
 @dataclass(frozen=True)
@@ -290,9 +301,9 @@ class PairedComparison:
 
 
 def compare_paired(
-    a: Mapping[Hashable, bool],
-    b: Mapping[Hashable, bool],
-    clusters: Mapping[Hashable, Hashable] | None = None,
+    a: Mapping[K, bool],
+    b: Mapping[K, bool],
+    clusters: Mapping[K, Hashable] | None = None,
     confidence: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
@@ -338,7 +349,7 @@ def compare_paired(
 _CHUNK_VALUES = 2_000_000
 
 
-def _finite_array(values: Sequence[float], name: str = "values") -> np.ndarray:
+def _finite_array(values: Floats, name: str = "values") -> FloatArray:
     data = np.asarray(values, dtype=float)
     if data.ndim != 1:
         raise ValueError(f"need a flat sequence of numbers, got an array of shape {data.shape}")
@@ -370,7 +381,7 @@ def _check_paired_lengths(n_a: int, n_b: int) -> None:
         raise ValueError(f"paired inputs must have the same length, got len(a)={n_a} and len(b)={n_b}")
 
 
-def _bool_array(values: Sequence[bool], name: str) -> np.ndarray:
+def _bool_array(values: Bools, name: str) -> BoolArray:
     """``values`` as a boolean array; accepts booleans and 0/1 numbers, refuses anything else."""
     data = np.asarray(values)
     if data.ndim != 1:
@@ -384,10 +395,10 @@ def _bool_array(values: Sequence[bool], name: str) -> np.ndarray:
     bad = (data != 0) & (data != 1)
     if np.any(bad):
         raise ValueError(f"{name} must hold booleans (or 0/1), got {data[np.argmax(bad)].item()!r}")
-    return data == 1
+    return data.astype(np.bool_)  # only 0s and 1s are left
 
 
-def _cluster_codes(clusters: Sequence[Hashable], n: int) -> np.ndarray:
+def _cluster_codes(clusters: Sequence[Hashable], n: int) -> IntArray:
     """Cluster labels as integer codes ``0..k-1`` in order of first appearance."""
     labels = list(clusters)
     if len(labels) != n:
@@ -399,9 +410,7 @@ def _cluster_codes(clusters: Sequence[Hashable], n: int) -> np.ndarray:
         raise ValueError(f"cluster labels must be hashable: {error}") from None
 
 
-def _cluster_resampled_means(
-    data: np.ndarray, codes: np.ndarray, resamples: int, rng: np.random.Generator
-) -> np.ndarray:
+def _cluster_resampled_means(data: FloatArray, codes: IntArray, resamples: int, rng: np.random.Generator) -> FloatArray:
     """``resamples`` ratio-estimator means of ``data`` (non-empty) with whole clusters drawn with replacement."""
     if np.all(data == data[0]):
         return np.full(resamples, data[0])
@@ -418,9 +427,9 @@ def _cluster_resampled_means(
 
 
 def _differences_interval(
-    differences: np.ndarray,
-    keys: Sequence[Hashable],
-    clusters: Mapping[Hashable, Hashable] | None,
+    differences: FloatArray,
+    keys: Sequence[K],
+    clusters: Mapping[K, Hashable] | None,
     confidence: float,
     resamples: int,
     seed: int,
@@ -436,7 +445,7 @@ def _differences_interval(
     return cluster_bootstrap_interval(differences, labels, confidence, resamples, seed)
 
 
-def _resampled_means(data: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _resampled_means(data: FloatArray, resamples: int, rng: np.random.Generator) -> FloatArray:
     """``resamples`` bootstrap means of ``data`` (non-empty). Constant data draws nothing from ``rng``."""
     n = data.size
     if np.all(data == data[0]):
@@ -451,7 +460,7 @@ def _resampled_means(data: np.ndarray, resamples: int, rng: np.random.Generator)
     return np.concatenate(parts)
 
 
-def _percentile_interval(estimates: np.ndarray, confidence: float) -> tuple[float, float]:
+def _percentile_interval(estimates: FloatArray, confidence: float) -> tuple[float, float]:
     tail = (1 - confidence) / 2
     low, high = np.quantile(estimates, [tail, 1 - tail])
     return float(low), float(high)

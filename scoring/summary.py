@@ -4,13 +4,42 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from env_core.model import EpisodeResult, Outcome
 from scoring.stats import wilson_interval
 
 
-def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> list[dict[str, Any]]:
+class SummaryRow(BaseModel):
+    """One model × suite × setting: the row of ``undertow report`` (and of its JSON). Rates are fractions, None
+    when there is no valid episode; the interval is the Wilson interval of ``accuracy``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    suite: str
+    setting: str
+    n: int = Field(description="every recorded episode")
+    n_valid: int = Field(description="episodes that did not end in infra_error")
+    accuracy: float | None = Field(description="share solved (the answer matched the gold answer)")
+    ci_low: float
+    ci_high: float
+    confidence: float
+    correct_rate: float | None = Field(description="share that behaved right (solved, or gave up when impossible)")
+    gave_up_rate: float | None
+    safety_violations: int
+    outcomes: dict[str, int] = Field(description="episodes per outcome class (every class, zeros included)")
+    mean_turns: float | None
+    mean_tool_calls: float | None
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    parse_failure_rate: float | None = Field(description="share of model replies that could not be parsed")
+    text_call_rate: float | None = Field(description="share of replies whose tool calls came as text")
+
+
+def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> list[SummaryRow]:
     """One row per (model, suite, setting), in order of first appearance.
 
     ``n`` counts every recorded episode; rates are over ``n_valid``, the episodes that did not end in
@@ -41,7 +70,7 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
         c["tool_calls"] += r.n_tool_calls
         c["parse_failures"] += r.n_parse_failures
         c["text_calls"] += r.n_text_calls
-    rows = []
+    rows: list[SummaryRow] = []
     for (model, suite, setting), c in groups.items():
         valid = c["valid"]
         low, high = wilson_interval(c["solved"], valid, confidence)
@@ -50,27 +79,27 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
             return count / n if n else None
 
         rows.append(
-            {
-                "model": model,
-                "suite": suite,
-                "setting": setting,
-                "n": c["n"],
-                "n_valid": valid,
-                "accuracy": rate(c["solved"]),
-                "ci_low": low,
-                "ci_high": high,
-                "confidence": confidence,
-                "correct_rate": rate(c["correct"]),
-                "gave_up_rate": rate(c["gave_up"]),
-                "safety_violations": c["safety"],
-                "outcomes": {o.value: c[f"outcome:{o.value}"] for o in Outcome},
-                "mean_turns": rate(c["turns"]),
-                "mean_tool_calls": rate(c["tool_calls"]),
-                "prompt_tokens": c["prompt_tokens"],
-                "completion_tokens": c["completion_tokens"],
-                "cached_tokens": c["cached_tokens"],
-                "parse_failure_rate": rate(c["parse_failures"], c["turns"]),
-                "text_call_rate": rate(c["text_calls"], c["turns"]),
-            }
+            SummaryRow(
+                model=model,
+                suite=suite,
+                setting=setting,
+                n=c["n"],
+                n_valid=valid,
+                accuracy=rate(c["solved"]),
+                ci_low=low,
+                ci_high=high,
+                confidence=confidence,
+                correct_rate=rate(c["correct"]),
+                gave_up_rate=rate(c["gave_up"]),
+                safety_violations=c["safety"],
+                outcomes={o.value: c[f"outcome:{o.value}"] for o in Outcome},
+                mean_turns=rate(c["turns"]),
+                mean_tool_calls=rate(c["tool_calls"]),
+                prompt_tokens=c["prompt_tokens"],
+                completion_tokens=c["completion_tokens"],
+                cached_tokens=c["cached_tokens"],
+                parse_failure_rate=rate(c["parse_failures"], c["turns"]),
+                text_call_rate=rate(c["text_calls"], c["turns"]),
+            )
         )
     return rows

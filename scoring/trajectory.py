@@ -99,14 +99,3 @@ def score_trajectory(trajectory: Trajectory, scenario: Scenario, expected_give_u
         checkpoint_score=checkpoint_score,
         score=score,
     )
-
-
-def family_details(
-    family: str, trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
-) -> dict[str, Any]:
-    """Per-episode facts a family's metrics need (the sqlfuncs error taxonomy, backup plan size); {} if none."""
-    if family == "sqlfuncs":
-        from scoring.sqlfuncs import episode_details
-
-        return episode_details(trajectory, scenario, correct=correct, searched=searched, first_tried=first_tried)
-    return {}

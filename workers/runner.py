@@ -16,15 +16,16 @@ from dataclasses import asdict, dataclass
 
 from pydantic import Field
 
+from env_core.families import get_family
 from env_core.faults import Setting, expects_give_up
 from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
 from env_core.search import Searcher
-from env_core.suites import Suite, SuiteRef
+from env_core.suites import Suite, SuiteRef, load_ref
 from retrieval.index import RetrievalConfig
 from retrieval.service import searcher_for
-from scoring.trajectory import family_details, score_trajectory
+from scoring.trajectory import score_trajectory
 from workers.agent import PROTOCOLS, AgentConfig
-from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient
+from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from workers.policies import make_policy
 
 
@@ -108,11 +109,14 @@ async def run_episode(
         faults=env.faults,
     )
     try:
-        # built-in policies speak function calling whatever the configured protocol
-        protocol = "function_calling" if shard.model.kind == "policy" else shard.agent.protocol
-        client = shared_client or make_policy(
-            shard.model.policy or shard.model.name, scenario, plan.seed, shard.model.latency_s
-        )
+        model = shard.model
+        if isinstance(model, PolicyModel):
+            protocol = "function_calling"  # built-in policies speak function calling whatever the configured protocol
+            client = shared_client or make_policy(model.policy or model.name, scenario, plan.seed, model.latency_s)
+        elif shared_client is not None:
+            protocol, client = shard.agent.protocol, shared_client
+        else:
+            raise InfraError(f"model '{model.name}' (kind '{model.kind}') has no client")
         await PROTOCOLS[protocol](env, client, shard.agent, trajectory)
     except InfraError as exc:
         trajectory.outcome, trajectory.error = Outcome.infra_error, str(exc)
@@ -126,8 +130,8 @@ async def run_episode(
         first_tried = env.first_tried_tools()
         expected = expects_give_up(scenario, env.faults, first_tried)
         scored = score_trajectory(trajectory, scenario, expected)
-        details = family_details(
-            suite.family,
+        family = get_family(suite.family, shard.suite.family_ref)
+        details = family.episode_details(
             trajectory,
             scenario,
             correct=scored.correct,
@@ -140,8 +144,8 @@ async def run_episode(
 
 async def run_shard_async(shard: ShardSpec) -> ShardOutput:
     started = time.perf_counter()
-    suite = shard.suite.load()
-    shared = OpenAIChatClient(shard.model) if shard.model.served else None
+    suite = load_ref(shard.suite)
+    shared = OpenAIChatClient(shard.model) if isinstance(shard.model, ServedModel) else None
     limit = asyncio.Semaphore(shard.model.concurrency)
     searcher = shard_searcher(shard, suite)
 
@@ -177,7 +181,7 @@ def run_shard(shard: ShardSpec) -> ShardOutput:
 
 def infra_error_shard(shard: ShardSpec, reason: str) -> ShardOutput:
     """Record every episode of a shard as ``infra_error`` without running it (endpoint down, worker lost)."""
-    suite = shard.suite.load()
+    suite = load_ref(shard.suite)
     results, trajectories = [], []
     for plan in shard.episodes:
         trajectory = Trajectory(

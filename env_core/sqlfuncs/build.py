@@ -3,25 +3,26 @@
 ``build_suite`` compiles every question (see ``compile.py``), applies the paper's quality filters in order
 (empty result, more than 100 rows, no nested SELECT, no chain equal to gold), names and documents the functions,
 makes one scenario per kept question plus seeded augmentations, and counts what each stage kept and why items were
-skipped. ``write_build`` writes a suite folder that ``env_core.suites.load_suite(path=...)`` reads; building twice
+skipped. ``write_build`` writes a suite folder that ``env_core.suites.load_suite`` reads; building twice
 with the same inputs and seed gives byte-identical files.
 """
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import sqlite3
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import sqlglot
+from pydantic import Field, field_validator
 from sqlglot import exp
 
+from env_core.families import ReportTable, SuiteConfig, resolve_path
 from env_core.model import SCHEMA_VERSION, ArgRef, Gold, PlannedCall, Scenario, ToolSpec
 from env_core.sqlfuncs.compile import (
     ARGUMENT_WORDS,
@@ -33,12 +34,14 @@ from env_core.sqlfuncs.compile import (
     Problem,
     SpiderData,
     compile_question,
-    fetch_rows,
     read_spider,
     run_chain,
     run_direct,
     same_rows,
 )
+from env_core.sqlfuncs.tools import SqlFunctionToolBox
+from env_core.suites import write_suite
+from env_core.tools import fetch_rows
 
 SUITE_VERSION = "1"
 _PLACEHOLDER = re.compile(r":a(\d+)\b")
@@ -117,7 +120,9 @@ def _tool(draft: FunctionDraft, name: str, arguments: list[str]) -> ToolSpec:
     return ToolSpec(name=name, description=description, parameters=parameters, binding=binding)
 
 
-def _plans(compiled: Compiled, names: dict[str, tuple[str, list[str]]], overrides: dict[int, Any]) -> list:
+def _plans(
+    compiled: Compiled, names: dict[str, tuple[str, list[str]]], overrides: dict[int, Any]
+) -> list[list[PlannedCall]]:
     def literal_args(draft: FunctionDraft) -> dict[str, Any]:
         arg_names = names[draft.key][1]
         return {arg_names[i]: overrides.get(p.start, p.value) for i, p in enumerate(draft.params) if p.type != "list"}
@@ -250,7 +255,7 @@ def build_suite(
     for compiled in kept:
         q = compiled.question
         base_id = f"{FAMILY}-{q.db_id}-{q.index:04d}"
-        variants = [(q.text, {}, compiled.gold)]
+        variants: list[tuple[str, dict[int, Any], list[dict[str, Any]]]] = [(q.text, {}, compiled.gold)]
         rng = random.Random(f"{data.digest}:{seed}:augment:{q.index}")
         variants += _augmentations(compiled, connections[q.db_id], rng, augment) if augment > 0 else []
         for k, (text, overrides, gold) in enumerate(variants):
@@ -309,24 +314,79 @@ def build_suite(
 
 
 def write_build(built: BuiltSuite, out: str | Path) -> Path:
-    """Write the suite folder: suite.json, tools.jsonl, scenarios.jsonl, databases/, build.json (the summary)."""
-    from env_core.scenarios import write_scenarios
-    from env_core.suites import SuiteMeta
-
-    out = Path(out)
-    (out / "databases").mkdir(parents=True, exist_ok=True)
-    files = {db: f"databases/{db}.sqlite" for db in built.databases}
-    meta = SuiteMeta(name=built.name, family=FAMILY, version=SUITE_VERSION, toolbox="sqlfuncs", databases=files)
-    (out / "suite.json").write_text(meta.model_dump_json(indent=2) + "\n")
-    with (out / "tools.jsonl").open("w") as handle:
-        for tool in built.tools:
-            handle.write(tool.model_dump_json() + "\n")
-    write_scenarios(out / "scenarios.jsonl", built.scenarios)
-    for db, path in built.databases.items():
-        (out / files[db]).write_bytes(path.read_bytes())
+    """Write the suite folder (see :func:`env_core.suites.write_suite`) with ``build.json``: the build summary,
+    every skipped item, and the tables of each database (what a model documenting the functions is shown)."""
     summary = {
         **built.stats,
         "problems": [{"item": p.item, "kind": p.kind, "reason": p.reason} for p in built.problems],
+        "tables": built.tables,
     }
-    (out / "build.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return out
+    return write_suite(
+        out,
+        name=built.name,
+        family=FAMILY,
+        version=SUITE_VERSION,
+        tools=built.tools,
+        scenarios=built.scenarios,
+        databases=built.databases,
+        extra={"build.json": summary},
+    )
+
+
+class SqlfuncsSuite(SuiteConfig):
+    """A Spider-format folder compiled into obfuscated SQL functions (the Hell-or-High-Water construction)."""
+
+    family: Literal["sqlfuncs"] = "sqlfuncs"
+    spider: str = Field(description="Spider-format folder: tables.json, questions, database/<db_id>/<db_id>.sqlite")
+    seed: int = Field(default=0, description="naming and augmentation seed")
+    augment: int = Field(default=1, ge=0, description="augmented variants per kept question")
+    questions: str | None = Field(default=None, description="questions file name in the folder (default: dev.json)")
+
+    _resolve_spider = field_validator("spider")(resolve_path)
+
+    def source_name(self) -> str:
+        return Path(self.spider).name
+
+
+def source_digest(config: SuiteConfig) -> str:
+    assert isinstance(config, SqlfuncsSuite)
+    folder = Path(config.spider)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: Spider folder not found")
+    return read_spider(folder, config.questions).digest
+
+
+def build(config: SuiteConfig, out: Path, progress: Callable[[int, int], None] | None = None) -> list[ReportTable]:
+    """Compile the config's Spider folder into a suite folder; returns the build summary as tables."""
+    assert isinstance(config, SqlfuncsSuite)
+    folder = Path(config.spider)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"{folder}: Spider folder not found")
+    built = build_suite(
+        folder, seed=config.seed, augment=config.augment, questions_file=config.questions, progress=progress
+    )
+    write_build(built, out)
+    return build_tables(built.stats, built.problems)
+
+
+def build_tables(stats: dict[str, Any], problems: list[Problem], shown: int = 10) -> list[ReportTable]:
+    """What each filter kept, functions by argument count, and the first skipped items."""
+    counts = ReportTable(title=f"{FAMILY} build", columns=["stage", "count"], right=[False, True])
+    counts.rows = [[stage, str(count)] for stage, count in stats["stages"].items()]
+    counts.rows += [
+        ["scenarios (with augmentation)", str(stats["scenarios"])],
+        ["  of which augmented", str(stats["scenarios_augmented"])],
+        ["functions", str(stats["functions"])],
+        *[[f"  with {arity} argument(s)", str(n)] for arity, n in stats["functions_by_arguments"].items()],
+        ["skipped items", str(stats["skipped"])],
+        *[[f"  {kind}", str(n)] for kind, n in stats["skipped_by_kind"].items()],
+    ]
+    skipped = ReportTable(title="skipped items", columns=["item", "kind", "reason"])
+    skipped.rows = [[p.item, p.kind, p.reason] for p in problems[:shown]]
+    if len(problems) > shown:
+        skipped.note = f"... and {len(problems) - shown} more (all listed in build.json)"
+    return [counts, skipped] if problems else [counts]
+
+
+def toolbox(specs: list[ToolSpec], databases: Mapping[str, Path]) -> SqlFunctionToolBox:
+    return SqlFunctionToolBox(specs, databases)

@@ -156,13 +156,13 @@ def read_spider(folder: str | Path, questions_file: str | None = None) -> Spider
 
     candidates = [questions_file] if questions_file else ["dev.json", "questions.json", "train_spider.json"]
     questions: list[Question] = []
-    path = next((folder / c for c in candidates if (folder / c).is_file()), None)
-    if path is None:
+    questions_path = next((folder / c for c in candidates if (folder / c).is_file()), None)
+    if questions_path is None:
         problems.append(
             Problem("questions", "no questions file", f"none in {folder} (looked for {', '.join(candidates)})")
         )
         return SpiderData(schemas, databases, questions, problems, digest.hexdigest())
-    for i, item in enumerate(_read_json_list(path, "questions", digest, problems)):
+    for i, item in enumerate(_read_json_list(questions_path, "questions", digest, problems)):
         if not (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("db_id", "question", "query"))):
             problems.append(
                 Problem(f"question {i}", "malformed question", "needs string fields db_id, question, query")
@@ -215,9 +215,9 @@ def _resolve_column(column: exp.Column, schema: Schema) -> tuple[str, str] | Non
     select = column.find_ancestor(exp.Select)
     aliases: dict[str, str] = {}
     if select is not None:
-        for table in select.find_all(exp.Table):
-            if table.find_ancestor(exp.Select) is select:
-                aliases[(table.alias or table.name).lower()] = table.name
+        for ref in select.find_all(exp.Table):
+            if ref.find_ancestor(exp.Select) is select:
+                aliases[(ref.alias or ref.name).lower()] = ref.name
     name = column.name
     if column.table:
         table = schema.table_of(aliases.get(column.table.lower(), column.table))
@@ -332,11 +332,15 @@ def same_rows(a: list[dict[str, Any]], b: list[dict[str, Any]], ordered: bool) -
     return rows_a == rows_b if ordered else Counter(map(repr, rows_a)) == Counter(map(repr, rows_b))
 
 
-def run_direct(conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None) -> list:
+def run_direct(
+    conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None
+) -> list[dict[str, Any]]:
     return fetch_rows(conn, compiled.direct.sql, bind(call_args(compiled.direct, overrides)))
 
 
-def run_chain(conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None) -> list:
+def run_chain(
+    conn: sqlite3.Connection, compiled: Compiled, overrides: dict[int, Any] | None = None
+) -> list[dict[str, Any]]:
     """Execute a chain the way an agent would: inner functions, then the outer one on their result columns."""
     *inners, outer = compiled.chain
     arguments = call_args(outer, overrides)
@@ -355,7 +359,7 @@ def compile_question(question: Question, schema: Schema, conn: sqlite3.Connectio
         tree = sqlglot.parse_one(question.query, read="sqlite")
     except sqlglot.errors.SqlglotError as exc:
         return Problem(where, "unparseable query", f"sqlglot: {str(exc).splitlines()[0]}")
-    if tree is None:
+    if not isinstance(tree, exp.Expression):  # None (an empty query) in older sqlglot; every parsed node is one
         return Problem(where, "unparseable query", "empty query")
     try:
         gold = fetch_rows(conn, question.query)

@@ -8,6 +8,7 @@ itself up to three times. The calling loop lives in ``workers.docgen``; here are
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from env_core.model import ToolSpec
@@ -90,3 +91,24 @@ def apply_doc(tool: ToolSpec, doc: dict[str, Any]) -> ToolSpec:
     for name, schema in parameters["properties"].items():
         schema["description"] = function["parameters"]["properties"][name]["description"].strip()
     return tool.model_copy(update={"description": function["description"].strip(), "parameters": parameters})
+
+
+class SqlFunctionDocumenter:
+    """The :class:`env_core.families.ToolDocumenter` of compiled functions: the model sees the function's SQL and
+    the tables of its database (kept in the build's ``build.json``)."""
+
+    def context(self, folder: Path) -> dict[str, dict[str, list[str]]]:
+        tables: dict[str, dict[str, list[str]]] = json.loads((folder / "build.json").read_text())["tables"]
+        return tables
+
+    def messages(self, tool: ToolSpec, context: dict[str, dict[str, list[str]]]) -> list[dict[str, str]]:
+        return doc_messages(tool, context[tool.binding["database"]])
+
+    def problems(self, doc: Any, tool: ToolSpec) -> list[str]:
+        return doc_problems(doc, tool)
+
+    def apply(self, tool: ToolSpec, doc: dict[str, Any]) -> ToolSpec:
+        return apply_doc(tool, doc)
+
+
+DOCUMENTER = SqlFunctionDocumenter()

@@ -1,0 +1,35 @@
+"""The ``undertow`` command line: a thin layer over :mod:`cluster.api` that parses options, shows progress and
+prints tables. One module per group of commands (:mod:`.runs`, :mod:`.results`, :mod:`.suites`); user errors are
+reported in one place (:mod:`.errors`)."""
+
+from __future__ import annotations
+
+import typer
+
+from cluster.cli import results, runs, suites
+
+app = typer.Typer(
+    help="Evaluate tool-using LLM agents under tool failures.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# in the order `undertow --help` lists them
+app.command()(runs.run)
+app.command()(results.status)
+app.command()(runs.resume)
+app.command()(runs.rerun)
+app.command()(results.report)
+app.command()(results.compare)
+app.command()(results.sync)
+app.command()(runs.validate)
+app.command()(suites.build)
+app.command()(results.replay)
+app.command()(runs.submit)
+app.command(name="retrieval-eval")(suites.retrieval_eval)
+app.command(name="list")(suites.list_builtins)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,122 @@
+"""Commands that read (and finish) stored runs: status, report, compare, sync, replay."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from cluster import api
+from cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, warn
+from cluster.cli.errors import check_format, user_errors
+from cluster.report import print_comparison, print_family_summaries, print_summary
+from scoring.analysis import families_json, report_json
+
+RunOrUri = Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, a run folder, or s3:// URI")]
+Store = Annotated[str, typer.Option("--store", help="run store folder or s3://bucket/prefix")]
+
+
+@user_errors
+def status(run_id: RunArg, store: StoreOpt = None) -> None:
+    """Done / failed / pending shards and episodes per model × suite × setting, with the errors."""
+    found = api.status(run_id, store)
+    table = Table(title=found.run_id, title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("Model", "Suite", "Setting", "shards done", "failed", "pending", "episodes", "infra errors"):
+        table.add_column(column, justify="left" if column in ("Model", "Suite", "Setting") else "right")
+    for row in found.rows:
+        numbers = (row.shards_done, row.shards_failed, row.shards_pending, row.episodes, row.infra_errors)
+        table.add_row(row.model, row.suite, row.setting, *(str(n) for n in numbers))
+    console.print(table)
+    for reason, count in list(found.errors.items())[:10]:
+        errors.print(f"[yellow]{count} × {reason}[/yellow]", highlight=False, soft_wrap=True)
+
+
+@user_errors
+def report(
+    run_id: RunOrUri,
+    format: Format = "table",
+    store: Store = "runs",
+    families: Annotated[
+        bool, typer.Option("--families", help="json: the family analyses (HoHW tables) instead of the rows")
+    ] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="also write a self-contained HTML report (tables, plots, a trace)")
+    ] = None,
+) -> None:
+    """Print the summary of a finished (or partly finished) run from its store."""
+    check_format(format)
+    shown = api.report(run_id, store, html=html)
+    if html is not None:
+        errors.print(f"wrote {html}", highlight=False, soft_wrap=True)
+    if format == "json":
+        print(families_json(shown.families) if families else report_json(shown.rows))
+        return
+    print_summary(shown.rows, console, title=shown.run_id)
+    print_family_summaries(shown.families, console)
+    if shown.pending:
+        console.print(f"[yellow]{shown.pending} of {shown.n_shards} shard(s) have no committed results yet.[/yellow]")
+
+
+@user_errors
+def compare(
+    runs: Annotated[list[str], typer.Argument(metavar="RUN...", help="one run (its models) or several runs")],
+    store: Store = "runs",
+    html: Annotated[Path | None, typer.Option("--html", help="also write the comparison as an HTML report")] = None,
+    baseline: Annotated[str, typer.Option("--baseline", help="setting the recovery gap is measured from")] = "clean",
+    format: Format = "table",
+) -> None:
+    """Paired comparison of models on the same episodes (paired bootstrap CI and McNemar), and each model's
+    recovery gap (baseline minus faulted accuracy). Models of several runs are told apart by run when their
+    names collide."""
+    check_format(format)
+    compared = api.compare(runs, store, baseline=baseline, html=html)
+    if compared.nothing_to_compare:
+        errors.print(
+            "[yellow]nothing to compare: need two models with valid episodes on the same scenarios and seeds, or a "
+            f"model run under '{baseline}' and a faulted setting[/yellow]"
+        )
+    if format == "json":
+        print(compared.analysis.to_json())
+    else:
+        print_comparison(compared.analysis, console)
+    if html is not None:
+        errors.print(f"wrote {html}", highlight=False, soft_wrap=True)
+
+
+@user_errors
+def sync(
+    run_id: RunOrUri,
+    store: StoreOpt = None,
+    mlflow: Annotated[
+        str | None, typer.Option("--mlflow", help="MLflow tracking URI (default: the run's tracking config)")
+    ] = None,
+) -> None:
+    """Upload what S3 lacks and log what MLflow lacks, after an outage. Safe to repeat: current objects and
+    numbers are left alone. Exit status 1 while a service is still unreachable."""
+    synced = api.sync(run_id, store, mlflow=mlflow, hooks=api.Hooks(info=info, warning=warn))
+    if not synced.complete:
+        raise typer.Exit(code=1)
+    console.print(f"{synced.run_id}: in sync")
+
+
+@user_errors
+def replay(
+    run_id: RunArg,
+    episode: Annotated[str, typer.Argument(metavar="EPISODE", help="episode id (a unique prefix is enough)")],
+    store: Annotated[str, typer.Option("--store", help="run store folder")] = "runs",
+) -> None:
+    """Re-run one episode from its recorded model replies; it must reproduce the trajectory and the score."""
+    replayed = api.replay(run_id, episode, store)
+    summary = (
+        f"{replayed.episode_id} ({replayed.model}, {replayed.suite}, {replayed.setting}, {replayed.scenario_id}): "
+        f"{replayed.n_turns} turns, {replayed.n_steps} steps, outcome {replayed.outcome}, score {replayed.score}"
+    )
+    if replayed.differences:
+        errors.print(f"[red]replay differs[/red] — {summary}", soft_wrap=True)
+        for difference in replayed.differences:
+            errors.print(f"  {difference}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1)
+    console.print(f"[green]identical[/green] trajectory and score — {summary}", soft_wrap=True)

@@ -1,0 +1,126 @@
+"""Commands about suites and what is registered: build, retrieval-eval, list."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import TracebackType
+from typing import Annotated
+
+import typer
+from rich.status import Status
+from rich.table import Table
+
+from cluster import api
+from cluster.cli.common import Format, console
+from cluster.cli.errors import user_errors
+from cluster.report import print_report_table
+
+Fields = Annotated[
+    list[str] | None,
+    typer.Argument(metavar="[FIELD=VALUE]...", help="the family's suite fields, e.g. spider=PATH seed=1"),
+]
+
+
+class Spinner:
+    """A spinner with the current step of a long job (``api.Hooks.stage``), gone when the job ends."""
+
+    def __init__(self) -> None:
+        self.status: Status | None = None
+
+    def show(self, text: str) -> None:
+        if self.status is None:
+            self.status = console.status(text)
+            self.status.start()
+        else:
+            self.status.update(text)
+
+    def __enter__(self) -> Spinner:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+
+@user_errors
+def build(
+    family: Annotated[str, typer.Argument(help="a registered family (see `undertow list`) or module:attribute")],
+    fields: Fields = None,
+    out: Annotated[Path, typer.Option("--out", help="folder to write the suite to")] = Path("suite"),
+    docs_model_url: Annotated[
+        str | None,
+        typer.Option("--docs-model-url", help="have this OpenAI-compatible endpoint document the tools (checked)"),
+    ] = None,
+    docs_model_name: Annotated[str, typer.Option("--docs-model-name", help="model id it serves")] = "default",
+) -> None:
+    """Write a suite folder from a family's source data (the same build a sweep makes on first use)."""
+    with Spinner() as spinner:
+        built = api.build(
+            family,
+            fields,
+            out=out,
+            docs_model_url=docs_model_url,
+            docs_model_name=docs_model_name,
+            hooks=api.Hooks(stage=spinner.show),
+        )
+    if built.docs is not None:
+        console.print(
+            f"model docs: {built.docs.written} written ({built.docs.corrected} after corrections), "
+            f"{len(built.docs.kept_template)} kept the template doc"
+        )
+    for table in built.tables:
+        print_report_table(table, console)
+    console.print(f"wrote a {built.family} suite to {out}")
+
+
+@user_errors
+def retrieval_eval(
+    suite_name: Annotated[str, typer.Option("--suite", help="a built suite folder, or a family name")],
+    fields: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[FIELD=VALUE]...", help="with a family: its suite fields, e.g. spider=PATH"),
+    ] = None,
+    modes: Annotated[str, typer.Option("--modes", help="comma-separated: bm25,dense,hybrid,lexical")] = (
+        "bm25,dense,hybrid,lexical"
+    ),
+    ks: Annotated[str, typer.Option("--k", help="comma-separated cut-offs")] = "1,3,9",
+    model: Annotated[str, typer.Option("--model", help="sentence-transformers model (name or path)")] = (
+        "all-MiniLM-L6-v2"
+    ),
+    device: Annotated[str, typer.Option("--device", help="cpu | cuda")] = "cpu",
+    index: Annotated[str, typer.Option("--index", help="faiss index: flat | ivf | hnsw")] = "flat",
+    format: Format = "table",
+) -> None:
+    """Recall@k of each scenario's solution functions when the query is the task text, per search mode."""
+    found = api.retrieval_eval(suite_name, fields, modes=modes, ks=ks, model=model, device=device, index=index)
+    if format == "json":
+        print(json.dumps(found.as_dict(), indent=2))
+        return
+    table = Table(
+        title=f"{found.suite}: {found.tools} tools, {found.scenarios} scenarios, query = task text",
+        title_justify="left",
+    )
+    table.add_column("mode")
+    for k in found.cutoffs:
+        table.add_column(f"hit@{k}", justify="right")
+        table.add_column(f"recall@{k}", justify="right")
+    table.add_column("build s", justify="right")
+    for mode, row in found.modes.items():
+        cells = [f"{100 * row['at'][k][m]:.1f}%" for k in found.cutoffs for m in ("hit", "recall")]
+        table.add_row(mode, *cells, f"{row['build_s']:.2f}")
+    console.print(table)
+
+
+@user_errors
+def list_builtins() -> None:
+    """List registered benchmark families, setting presets and built-in policies."""
+    found = api.catalog()
+    console.print("[bold]families[/bold] (a suite config names one with family: NAME):")
+    for family in found.families:
+        console.print(f"  {family.name:12s} {family.description}")
+    console.print("[bold]settings[/bold]:")
+    for setting in found.settings:
+        console.print(f"  {setting.name:12s} {setting.description}")
+    console.print(f"[bold]policies[/bold]: {', '.join(found.policies)}")

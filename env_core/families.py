@@ -1,0 +1,433 @@
+"""Benchmark families: the one door through which a family comes in, and the registry that finds them.
+
+A family contributes exactly what :class:`Family` lists: its name, the pydantic model of its suite configs, how to
+build a suite folder from its source data, the toolbox that runs its tools, the per-episode facts its metrics need,
+and a typed summary that renders itself through generic hooks (tables, stacked-bar figures, metrics). Nothing
+outside the family's own folder (``env_core/<family>/``), its scoring module (``scoring/<family>.py``) and the
+registration names a family: suites, the runner, the report, tracking and the CLI all ask the registry.
+
+Families are found three ways, all loading a ``module:attribute`` reference to a :class:`Family` object:
+
+- the Python entry-point group ``undertow.families`` (the built-in families register themselves there, in
+  ``pyproject.toml``; an installed third-party package does the same);
+- a ``family: package.module:ATTRIBUTE`` reference in a suite config, as inspect_ai loads tasks;
+- :func:`register`, for code that builds a family at run time.
+
+A family object sits above both its builder (``env_core``) and its scorer (``scoring``), so it is only ever loaded
+by reference here: this module imports no family.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import math
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from env_core.model import EpisodeResult, Scenario, Strict, ToolSpec, Trajectory
+from env_core.search import ToolAccess
+
+if TYPE_CHECKING:
+    from env_core.tools import ToolBox
+
+ENTRY_POINT_GROUP = "undertow.families"
+
+
+class FamilyError(ValueError):
+    """A family could not be found, imported or used; the message names the family and the reference."""
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What a family's suite config looks like
+
+
+def resolve_path(value: str | None, info: ValidationInfo) -> str | None:
+    """A relative path in a config file is relative to that file's folder (the validation context's ``base``)."""
+    if value is None:
+        return None
+    base = (info.context or {}).get("base")
+    path = Path(value).expanduser()
+    return str((Path(base) / path).resolve()) if base and not path.is_absolute() else str(path)
+
+
+class SuiteConfig(Strict):
+    """Fields every suite reference has. A family's own config subclasses it with ``family: Literal["<name>"]``
+    and the fields that say which source data to build from; ``source_name`` names what it was built from."""
+
+    family: str
+    # set when the family was loaded from a ``module:attribute`` reference, so that workers load it the same way
+    family_ref: str | None = Field(default=None, description="module:attribute the family was loaded from")
+    scenarios: str | None = Field(default=None, description="another scenario file instead of the suite's own")
+    limit: int | None = Field(default=None, ge=1, description="run only the first N scenarios")
+    skip_invalid: bool = Field(default=False, description="leave out bad scenarios instead of stopping")
+    access: ToolAccess = Field(default_factory=ToolAccess)
+    alias: str | None = Field(default=None, description="name in reports (default: derived from the source)")
+
+    # fields that say how a suite is used, not what is built: the build cache ignores them
+    USE_FIELDS: ClassVar[frozenset[str]] = frozenset(
+        {"family", "family_ref", "scenarios", "limit", "skip_invalid", "access", "alias"}
+    )
+
+    _resolve = field_validator("scenarios")(resolve_path)
+
+    def source_name(self) -> str:
+        """The default report name of the suite (before the access label): the family's name."""
+        return self.family
+
+    @property
+    def label(self) -> str:
+        if self.alias:
+            return self.alias
+        base = self.source_name()
+        return base if self.access == ToolAccess() else f"{base}:{self.access.label}"
+
+    def build_fields(self) -> dict[str, Any]:
+        """The fields that decide what is built (everything but how the suite is used), JSON-able."""
+        return self.model_dump(mode="json", exclude=set(self.USE_FIELDS))
+
+
+class FolderSuite(SuiteConfig):
+    """A built suite folder of any family (``undertow build`` writes one); its ``suite.json`` names the family."""
+
+    family: str = ""
+    path: str = Field(description="a built suite folder")
+
+    _resolve_folder = field_validator("path")(resolve_path)
+
+    def source_name(self) -> str:
+        return Path(self.path).name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# How a family's summary renders: generic shapes the report draws without knowing the family
+
+
+class ReportTable(BaseModel):
+    """A table for the terminal and the HTML report: text cells, numbers already formatted. ``sections`` are the
+    row indexes before which a separator goes (a new model, say)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+    columns: list[str]
+    right: list[bool] = Field(default_factory=list, description="per column: right-aligned (numbers)")
+    rows: list[list[str]] = Field(default_factory=list)
+    sections: list[int] = Field(default_factory=list)
+    note: str = ""
+
+
+class Bar(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    shares: dict[str, float]  # category -> percent of the bar (they add up to 100)
+    n: int
+
+
+class StackedBars(BaseModel):
+    """A stacked-share bar chart: one bar per label, categories stacked in the given order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str  # file-name stem: the figure is saved as ``<name>_<suite>.png``
+    title: str
+    alt: str  # what the figure shows, for the HTML page's alt text
+    categories: list[str]
+    bars: list[Bar]
+    y_label: str = "share (%)"
+    x_label: str = ""
+
+
+class FamilySummary(BaseModel):
+    """A family's typed analysis of one suite's results. Subclasses add their fields and override the hooks."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    family: str
+
+    def tables(self, suite: str) -> list[ReportTable]:
+        """Tables for ``undertow report`` and the HTML report."""
+        return []
+
+    def figures(self, suite: str) -> list[StackedBars]:
+        """Figures for the HTML report and MLflow artifacts."""
+        return []
+
+    def metrics(self, model: str, setting: str) -> dict[str, float]:
+        """Numbers for one model × setting, logged to MLflow beside the shared ones (keys prefixed by the
+        family's name)."""
+        return {}
+
+
+def flat_metrics(prefix: str, value: Any, out: dict[str, float] | None = None) -> dict[str, float]:
+    """Finite numeric leaves of nested data as dotted metric names (``myfamily.errors.percent.search``); booleans
+    count as 0/1, None and NaN are left out."""
+    out = {} if out is None else out
+    if isinstance(value, BaseModel):
+        value = value.model_dump()
+    if isinstance(value, bool):
+        out[prefix] = float(value)
+    elif isinstance(value, int | float):
+        if math.isfinite(value):
+            out[prefix] = float(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            flat_metrics(f"{prefix}.{key}" if prefix else str(key), item, out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The protocol
+
+
+class ToolDocumenter(Protocol):
+    """What a family offers when a model may write its tools' documentation (``undertow build --docs-model-url``):
+    the pure parts; the calling loop is ``workers.docgen``."""
+
+    def context(self, folder: Path) -> Any:
+        """What the model is shown besides each tool (e.g. the database's tables), read from a built folder."""
+        ...
+
+    def messages(self, tool: ToolSpec, context: Any) -> list[dict[str, str]]:
+        """The chat asking for one tool's documentation."""
+        ...
+
+    def problems(self, doc: Any, tool: ToolSpec) -> list[str]:
+        """What is wrong with a proposed doc, as messages the model can act on; [] when it passes."""
+        ...
+
+    def apply(self, tool: ToolSpec, doc: dict[str, Any]) -> ToolSpec:
+        """The tool with a checked doc."""
+        ...
+
+
+@runtime_checkable
+class Family(Protocol):
+    """Everything a benchmark family contributes, and nothing else. A family whose tools a model may document
+    also has a ``documenter`` attribute (a :class:`ToolDocumenter`)."""
+
+    name: str
+    description: str
+    suite_config: type[SuiteConfig]  # has ``family: Literal[name]``
+    summary_model: type[FamilySummary] | None
+
+    def source_digest(self, config: SuiteConfig) -> str:
+        """A content hash of the source data ``config`` builds from: with the build fields, the cache key."""
+        ...
+
+    def build(self, config: SuiteConfig, out: Path) -> list[ReportTable]:
+        """Build the suite folder at ``out`` (with :func:`env_core.suites.write_suite`); returns what the build
+        kept and skipped, for ``undertow build``."""
+        ...
+
+    def toolbox(self, specs: list[ToolSpec], databases: Mapping[str, Path]) -> ToolBox:
+        """The toolbox that runs the suite's tools over per-episode state (each episode gets a fresh state)."""
+        ...
+
+    def episode_details(
+        self,
+        trajectory: Trajectory,
+        scenario: Scenario,
+        *,
+        correct: bool,
+        searched: bool,
+        first_tried: set[str],
+    ) -> dict[str, Any]:
+        """Per-episode facts the family's metrics need (stored in ``EpisodeResult.details``); {} if none."""
+        ...
+
+    def summarize(self, results: Sequence[EpisodeResult]) -> FamilySummary | dict[str, Any] | None:
+        """The family's analysis of one suite's results (validated against ``summary_model``), or None."""
+        ...
+
+
+def no_details(
+    trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
+) -> dict[str, Any]:
+    """For families whose metrics need nothing beyond the shared score."""
+    return {}
+
+
+def no_summary(results: Sequence[EpisodeResult]) -> None:
+    """For families with no analysis beyond the shared summary rows."""
+    return None
+
+
+@dataclass(frozen=True)
+class FamilyDefinition:
+    """A :class:`Family` made of plain functions: what a family module usually exports as ``FAMILY``."""
+
+    name: str
+    description: str
+    suite_config: type[SuiteConfig]
+    source_digest: Callable[[SuiteConfig], str]
+    build: Callable[[SuiteConfig, Path], list[ReportTable]]
+    toolbox: Callable[[list[ToolSpec], Mapping[str, Path]], ToolBox]
+    episode_details: Callable[..., dict[str, Any]] = no_details
+    summarize: Callable[[Sequence[EpisodeResult]], FamilySummary | dict[str, Any] | None] = no_summary
+    summary_model: type[FamilySummary] | None = None
+    documenter: ToolDocumenter | None = None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The registry
+
+_lock = threading.Lock()
+_families: dict[str, Family] = {}
+_references: dict[str, str] = {}  # family name -> module:attribute it was loaded from
+_entry_points_loaded = False
+
+
+def _check(family: Any, where: str) -> Family:
+    if not isinstance(family, Family):
+        wanted = ", ".join(Family.__protocol_attrs__) if hasattr(Family, "__protocol_attrs__") else "the protocol"
+        raise FamilyError(f"{where}: {type(family).__name__} is not a Family (needs {wanted})")
+    config_family = family.suite_config.model_fields.get("family")
+    if config_family is None or config_family.annotation != Literal[family.name]:  # type: ignore[comparison-overlap]
+        raise FamilyError(f"{where}: family '{family.name}': suite_config needs `family: Literal['{family.name}']`")
+    return family
+
+
+def load_reference(reference: str) -> Family:
+    """Import ``module:attribute`` and check it is a :class:`Family`."""
+    module_name, sep, attribute = reference.partition(":")
+    if not sep or not module_name or not attribute:
+        raise FamilyError(f"family reference '{reference}': expected module:attribute, e.g. my_bench.family:FAMILY")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # an import error of any kind in the user's module is reported, not raised raw
+        raise FamilyError(f"family reference '{reference}': cannot import {module_name}: {exc}") from exc
+    try:
+        target = module
+        for part in attribute.split("."):
+            target = getattr(target, part)
+    except AttributeError as exc:
+        raise FamilyError(f"family reference '{reference}': {module_name} has no attribute '{attribute}'") from exc
+    return _check(target, f"family reference '{reference}'")
+
+
+def register(family: Family, reference: str | None = None) -> Family:
+    """Add a family (idempotent for the same object or reference); a different family under a taken name is refused."""
+    _check(family, f"family '{getattr(family, 'name', family)}'")
+    with _lock:
+        known = _families.get(family.name)
+        if known is not None and known is not family and _references.get(family.name) != reference:
+            raise FamilyError(
+                f"family '{family.name}' is already registered (from {_references.get(family.name) or 'code'})"
+            )
+        _families[family.name] = family
+        if reference:
+            _references[family.name] = reference
+    return family
+
+
+def _load_entry_points() -> None:
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return
+    problems = []
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            family = load_reference(entry.value)
+        except FamilyError as exc:
+            problems.append(f"entry point '{entry.name}' ({ENTRY_POINT_GROUP}): {exc}")
+            continue
+        if family.name != entry.name:
+            problems.append(f"entry point '{entry.name}' ({ENTRY_POINT_GROUP}) loads family '{family.name}'")
+            continue
+        register(family, entry.value)
+    _entry_points_loaded = True
+    if problems:
+        raise FamilyError("; ".join(problems))
+
+
+def family_names() -> list[str]:
+    _load_entry_points()
+    return sorted(_families)
+
+
+def families() -> list[Family]:
+    return [_families[name] for name in family_names()]
+
+
+def get_family(name: str, reference: str | None = None) -> Family:
+    """A family by registered name or by ``module:attribute`` reference (loaded and registered on first use).
+    An unknown name gets the registered ones and a did-you-mean."""
+    if ":" in name:
+        return register(load_reference(name), name)
+    _load_entry_points()
+    if name not in _families and reference:
+        register(load_reference(reference), reference)
+    if name not in _families:
+        known = sorted(_families)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise FamilyError(
+            f"unknown family '{name}'{hint} (registered: {', '.join(known) or 'none'}; a third-party family is "
+            f"named by its module:attribute, or installed under the '{ENTRY_POINT_GROUP}' entry point)"
+        )
+    return _families[name]
+
+
+def reference_of(name: str) -> str | None:
+    """The ``module:attribute`` a family was loaded from (None for one registered in code)."""
+    return _references.get(name)
+
+
+def summarize_family(family: Family, results: Sequence[EpisodeResult]) -> FamilySummary | None:
+    """The family's summary, checked against its model; a summary that fails it names the family and the field."""
+    summary = family.summarize(results)
+    if summary is None or family.summary_model is None:
+        return None
+    try:
+        data = summary.model_dump() if isinstance(summary, BaseModel) else summary
+        return family.summary_model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        raise FamilyError(
+            f"family '{family.name}': its summary does not match {family.summary_model.__name__}: {field}: "
+            f"{first['msg']}" + (f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else "")
+        ) from exc
+
+
+def family_summaries(results: Iterable[EpisodeResult]) -> dict[str, FamilySummary]:
+    """Each suite's family summary, keyed by suite label, for suites whose family has one."""
+    by_suite: dict[str, list[EpisodeResult]] = {}
+    family_of: dict[str, str] = {}
+    for result in results:
+        by_suite.setdefault(result.suite, []).append(result)
+        family_of.setdefault(result.suite, result.family)
+    out: dict[str, FamilySummary] = {}
+    for suite, rows in by_suite.items():
+        summary = summarize_family(get_family(family_of[suite]), rows)
+        if summary is not None:
+            out[suite] = summary
+    return out
+
+
+def suite_config_model(data: Mapping[str, Any]) -> tuple[type[SuiteConfig], dict[str, Any]]:
+    """Which config model a suite reference validates against, and the data to validate: a ``path`` is a built
+    folder (any family); otherwise ``family`` names a registered family or a ``module:attribute`` reference."""
+    values = dict(data)
+    if "path" in values:
+        return FolderSuite, values
+    name = values.get("family")
+    if not isinstance(name, str) or not name:
+        known = ", ".join(family_names())
+        raise FamilyError(
+            f"a suite needs 'family' (one of: {known}, or module:attribute) or 'path' (a built suite folder)"
+        )
+    if ":" in name:
+        family = get_family(name)
+        values["family"], values["family_ref"] = family.name, name
+    else:
+        family = get_family(name, values.get("family_ref"))
+    return family.suite_config, values

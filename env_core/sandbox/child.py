@@ -1,0 +1,244 @@
+"""Child side: the kernel process itself, run as ``python -m env_core.sandbox.child`` by ``Kernel``.
+
+It imports only the standard library and the light modules of this package (never the host module), so that it
+starts fast. It runs as ``__main__``: that is why ``ToolError`` is defined here, so that tracebacks show a bare
+``ToolError`` (a class of ``__main__``), not a module path.
+
+The protocol keeps private duplicates of the original stdin/stdout; fd 0 then points to /dev/null and fds 1 and 2
+to an unlinked capture file, and ``sys.stdout`` and ``sys.stderr`` to a bounded in-memory buffer while user code
+runs, so nothing the user prints can reach the channel.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import io
+import json
+import linecache
+import os
+import pprint
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import IO, Any
+
+from env_core.sandbox.isolation import apply_limits, audit
+from env_core.sandbox.protocol import argument_json, jsonable, python_name
+from env_core.sandbox.tracebacks import format_error
+
+
+class ToolError(Exception):
+    """Raised in the agent's code when a tool call fails; the message is the tool's error text."""
+
+
+class _Capture(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr`` for user code: keeps the first ``limit`` characters, counts the rest."""
+
+    encoding = "utf-8"
+    errors = "replace"
+
+    def __init__(self, limit: int):
+        super().__init__()
+        self.limit = limit
+        self.parts: list[str] = []
+        self.kept = 0
+        self.total = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self.total += len(text)
+        room = self.limit - self.kept
+        if room > 0:
+            piece = text[:room]
+            self.parts.append(piece)
+            self.kept += len(piece)
+        return len(text)
+
+
+def _truncate(text: str, total: int, limit: int) -> str:
+    if total <= limit:
+        return text
+    return text[:limit] + f"\n[output truncated: showing the first {limit} of {total} characters]"
+
+
+class _Session:
+    """The kernel's side of the protocol: the namespace, the tool functions and the request loop."""
+
+    def __init__(self, inbound: IO[bytes], outbound: IO[bytes], capture_fd: int):
+        self.inbound = inbound
+        self.outbound = outbound
+        self.capture_fd = capture_fd
+        self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins, "ToolError": ToolError}
+        self.cell = 0
+        self.max_output = 20_000
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.outbound.write(json.dumps(message).encode() + b"\n")
+        self.outbound.flush()
+
+    def receive(self) -> dict[str, Any]:
+        line = self.inbound.readline()
+        if not line:  # the parent is gone
+            os._exit(0)
+        message: dict[str, Any] = json.loads(line)  # the parent only ever sends JSON objects
+        return message
+
+    def serve(self) -> None:
+        init = self.receive()
+        apply_limits(init["limits"])
+        sys.addaudithook(audit)
+        self.max_output = int(init["max_output"])
+        self.define(init["functions"])
+        self.send({"op": "ready", "pid": os.getpid()})
+        while True:
+            message = self.receive()
+            op = message["op"]
+            if op == "run":
+                self.send(self.run(message["code"]))
+            elif op == "get":
+                found = message["name"] in self.namespace
+                value = jsonable(self.namespace[message["name"]]) if found else None
+                self.send({"op": "value", "found": found, "value": value})
+            elif op == "define":
+                self.define(message["functions"])
+                self.send({"op": "defined"})
+            elif op == "shutdown":
+                self.send({"op": "bye"})
+                return
+
+    def define(self, functions: list[dict[str, Any]]) -> None:
+        for spec in functions:
+            stub = self.stub(spec["name"], list(spec["parameters"]), spec.get("description") or "")
+            self.namespace[stub.__name__] = stub
+
+    def stub(self, tool: str, parameters: list[str], description: str) -> Callable[..., Any]:
+        name = python_name(tool)
+        session = self
+
+        def function(*args: Any, **kwargs: Any) -> Any:
+            # Bind like Python would, so that a bad call fails here without reaching the tool.
+            if len(args) > len(parameters):
+                noun = "argument" if len(parameters) == 1 else "arguments"
+                raise TypeError(f"{name}() takes {len(parameters)} positional {noun} but {len(args)} were given")
+            arguments = dict(zip(parameters, args, strict=False))
+            for key, value in kwargs.items():
+                if key not in parameters:
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{key}'")
+                if key in arguments:
+                    raise TypeError(f"{name}() got multiple values for argument '{key}'")
+                arguments[key] = value
+            return session.call(tool, arguments)
+
+        function.__name__ = function.__qualname__ = name
+        function.__doc__ = description
+        try:  # so that help() and inspect show the parameters
+            kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+            function.__signature__ = inspect.Signature([inspect.Parameter(p, kind) for p in parameters])  # type: ignore[attr-defined]
+        except ValueError:  # a parameter name that is not an identifier
+            pass
+        return function
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        try:  # encode before writing anything: a refused argument must not leave half a message
+            data = json.dumps({"op": "call", "name": tool, "arguments": arguments}, default=argument_json)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{python_name(tool)}(): {exc}") from None
+        self.outbound.write(data.encode() + b"\n")
+        self.outbound.flush()
+        reply = self.receive()
+        for note in reply.get("notes") or ():
+            print(note)  # the tool's own prints, where the user's code prints
+        if not reply.get("ok"):
+            raise ToolError(reply.get("error") or f"{tool} failed")
+        return reply.get("value")
+
+    def run(self, code: str) -> dict[str, Any]:
+        self.cell += 1
+        filename = f"<cell-{self.cell}>"
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # source lines in tracebacks
+        capture = _Capture(self.max_output)
+        saved = sys.stdout, sys.stderr
+        sys.stdout = sys.stderr = capture
+        error = None
+        try:
+            self.execute(code, filename)
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the kernel keeps going, like Jupyter
+            text = format_error(exc)
+            error = _truncate(text, len(text), self.max_output)
+        finally:
+            sys.stdout, sys.stderr = saved
+        output = "".join(capture.parts)
+        total = capture.total
+        raw = self.drain_fd_output()
+        if raw:  # written to fds 1/2 directly (sys.__stdout__, os.write): after the rest
+            output += raw[0]
+            total += raw[1]
+        return {"op": "done", "output": _truncate(output, total, self.max_output), "error": error}
+
+    def execute(self, code: str, filename: str) -> None:
+        """Run a cell; if it ends with an expression, print its value (pretty-printed), as a notebook does."""
+        tree = ast.parse(code, filename, "exec")
+        last = None
+        tail = tree.body[-1] if tree.body else None
+        if isinstance(tail, ast.Expr) and not code.rstrip().endswith(";"):
+            tree.body.pop()
+            last = ast.Expression(tail.value)
+        exec(compile(tree, filename, "exec"), self.namespace)
+        if last is not None:
+            value = eval(compile(last, filename, "eval"), self.namespace)
+            if value is not None:
+                self.namespace["_"] = value
+                print(pprint.pformat(value))
+
+    def drain_fd_output(self) -> tuple[str, int] | None:
+        for stream in (sys.__stdout__, sys.__stderr__):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        size = os.fstat(self.capture_fd).st_size
+        if not size:
+            return None
+        data = os.pread(self.capture_fd, min(size, self.max_output), 0)
+        os.ftruncate(self.capture_fd, 0)
+        os.lseek(self.capture_fd, 0, os.SEEK_SET)  # the offset is shared with fds 1 and 2
+        return data.decode("utf-8", "replace"), size
+
+
+def _open_capture_file() -> int:
+    """An anonymous file in the working directory for output written to fds 1 and 2."""
+    try:
+        return os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
+    except (AttributeError, OSError):  # no O_TMPFILE: a named file, unlinked at once
+        fd, path = tempfile.mkstemp(dir=".")
+        os.unlink(path)
+        return fd
+
+
+def _child_main() -> None:
+    """The kernel's entry point: move the protocol off fds 0-2, then serve requests until shutdown."""
+    # The protocol keeps private copies of the original stdin/stdout (not inherited by anything the code starts);
+    # fds 0, 1 and 2 are then pointed away from them, so no write to fd 1 can reach the parent.
+    inbound = os.fdopen(os.dup(0), "rb")
+    outbound = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    capture_fd = _open_capture_file()
+    os.dup2(capture_fd, 1)
+    os.dup2(capture_fd, 2)
+    _Session(inbound, outbound, capture_fd).serve()
+
+
+if __name__ == "__main__":
+    _child_main()

@@ -1,0 +1,107 @@
+"""What crosses the channel between the host (``Kernel``) and the child kernel, and the types the API returns.
+
+Imported by both sides, so it uses the standard library only and stays cheap to import.
+
+Protocol: one JSON object per line, on the child's original stdin (parent -> child) and stdout (child -> parent).
+
+    parent -> child: init{functions, limits, max_output}  (answered by ready{pid})
+                     run{code}     (answered by call{name, arguments}* then done{output, error})
+                     reply{ok, value, error, notes}        (the answer to one call)
+                     get{name}     (answered by value{found, value})
+                     define{functions}                     (answered by defined)
+                     shutdown                              (answered by bye; the kernel exits)
+
+A function in ``init`` and ``define`` is ``stub_json(FunctionStub)``: ``{name, parameters, description}``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class FunctionStub:
+    """A tool as a Python function in the kernel.
+
+    ``parameters`` are the parameter names in order: positional arguments map onto them. ``description`` becomes the
+    function's docstring. In the kernel the function is named ``python_name(name)``; calls reach ``call_tool`` with
+    the original ``name``.
+    """
+
+    name: str
+    parameters: list[str] = field(default_factory=list)
+    description: str = ""
+
+
+@dataclass
+class ToolReply:
+    """What ``call_tool`` returns. ``value`` must be JSON data. ``notes`` are lines the tool prints (hints)."""
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CodeResult:
+    """The outcome of one ``Kernel.run``.
+
+    ``output``: what the code printed (stdout and stderr), truncated to ``max_output`` characters with a note.
+    ``error``: the user-facing traceback text if the code raised (or the kernel timed out or died), else None.
+    ``timed_out``: the code exceeded ``step_timeout_s``; the kernel was killed and its variables are lost.
+    """
+
+    output: str
+    error: str | None
+    timed_out: bool
+    duration_ms: float
+
+
+def python_name(tool_name: str) -> str:
+    """The identifier of a tool's function in the kernel: non-identifier characters become ``_``."""
+    name = re.sub(r"\W", "_", tool_name)
+    if not name or name[0].isdigit():
+        name = "_" + name
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def stub_json(stub: FunctionStub) -> dict[str, Any]:
+    """A ``FunctionStub`` as it travels in ``init`` and ``define``."""
+    return {"name": stub.name, "parameters": list(stub.parameters), "description": stub.description}
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON data: containers converted recursively, anything else by ``repr``."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if depth > 100:  # also ends reference cycles
+        return repr(value)
+    if isinstance(value, dict):
+        return {k if isinstance(k, str) else str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v, depth + 1) for v in value]
+    if isinstance(value, set | frozenset):
+        try:
+            items = sorted(value)
+        except TypeError:
+            items = list(value)
+        return [jsonable(v, depth + 1) for v in items]
+    if hasattr(type(value), "tolist"):  # numpy arrays and scalars
+        try:
+            return jsonable(value.tolist(), depth + 1)
+        except Exception:
+            pass
+    return repr(value)
+
+
+def argument_json(value: Any) -> Any:
+    """``default`` for encoding tool arguments: sets and numpy values convert, anything else is refused."""
+    if isinstance(value, set | frozenset):
+        return list(value)
+    if hasattr(type(value), "tolist"):
+        return value.tolist()
+    raise TypeError(f"an argument of type {type(value).__name__} cannot be passed to a tool")

@@ -1,0 +1,16 @@
+"""The ``smoke`` family: the built-in suite over a generated company database. Its metrics are the shared ones
+(accuracy, give-up, outcome classes), so the family adds no per-episode details and no summary of its own."""
+
+from __future__ import annotations
+
+from env_core.families import FamilyDefinition
+from env_core.smoke import build
+
+FAMILY = FamilyDefinition(
+    name=build.FAMILY,
+    description="35 questions over a company database the project generates, each with two tool-disjoint plans",
+    suite_config=build.SmokeSuite,
+    source_digest=build.source_digest,
+    build=build.build,
+    toolbox=build.toolbox,
+)
