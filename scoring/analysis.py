@@ -173,8 +173,8 @@ class Analysis(_Model):
         return None if row is None else row.accuracy
 
     def metrics(self) -> dict[str, float]:
-        """Flat numeric metrics with MLflow-safe keys, e.g. ``accuracy/oracle/smoke/clean`` and
-        ``gap/naive/smoke/first_tried``; undefined values (no valid episode) are left out."""
+        """Flat numeric metrics with MLflow-safe keys, e.g. ``accuracy/oracle/my-suite/clean`` and
+        ``gap/naive/my-suite/first_tried``; undefined values (no valid episode) are left out."""
         out: dict[str, float] = {}
 
         def put(name: str, value: float | None, *parts: str) -> None:
