@@ -30,10 +30,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
 from pydantic import ValidationError
 
-from cluster.config import ConfigError, SweepConfig, TrackingConfig, load_config
+from cluster.config import ConfigError, SweepConfig, TrackingConfig, apply_override, load_config
 from cluster.plan import RunManifest, SuiteRecord, plan_sweep
 from cluster.store import RunStore, StoreError
 from env_core.families import FamilyError, FamilySummary, ReportTable, families, family_summaries, get_family
@@ -982,15 +981,13 @@ def _job_client(address: str) -> Any:
 # Suites and families: build, retrieval evaluation, what is registered
 
 
-def suite_reference(suite: str, fields: Sequence[str] | None = None) -> dict[str, Any]:
-    """A suite reference from text: a family name (or ``module:attribute``) or a suite folder, and ``FIELD=VALUE``
-    pairs with YAML values (``spider=PATH``, ``seed=1``)."""
-    data: dict[str, Any] = {"path": suite} if Path(suite).is_dir() else {"family": suite}
+def suite_reference(suite: str, fields: Sequence[str] | None = None, *, family: bool = False) -> dict[str, Any]:
+    """A suite reference from text: a family name (or ``module:attribute``) or a suite folder (``family``: always a
+    family, even where a folder of that name exists), and ``FIELD=VALUE`` pairs with YAML values (``spider=PATH``,
+    ``seed=1``, ``access.mode=open``), read like the dotted overrides of a config."""
+    data: dict[str, Any] = {"family": suite} if family or not Path(suite).is_dir() else {"path": suite}
     for item in fields or []:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"'{item}': expected FIELD=VALUE, e.g. seed=1")
-        data[key] = yaml.safe_load(raw) if raw.strip() else ""
+        apply_override(data, item)
     return data
 
 
@@ -1018,7 +1015,7 @@ def build(
     out = Path(out)
     chosen = get_family(family)
     try:
-        config = suite_ref(suite_reference(family, fields), base=Path.cwd())
+        config = suite_ref(suite_reference(family, fields, family=True), base=Path.cwd())
     except ValidationError as exc:
         raise ConfigError("; ".join(f"{chosen.name} suite: {p}" for p in validation_problems(exc))) from None
     documenter = getattr(chosen, "documenter", None)

@@ -417,9 +417,11 @@ def suite_config_model(data: Mapping[str, Any]) -> tuple[type[SuiteConfig], dict
     """Which config model a suite reference validates against, and the data to validate: a ``path`` is a built
     folder (any family); otherwise ``family`` names a registered family or a ``module:attribute`` reference."""
     values = dict(data)
-    if "path" in values:
-        return FolderSuite, values
     name = values.get("family")
+    if "path" in values:
+        if isinstance(name, str) and ":" in name:  # a built folder of a family loaded by reference
+            values["family"], values["family_ref"] = get_family(name).name, name
+        return FolderSuite, values
     if not isinstance(name, str) or not name:
         known = ", ".join(family_names())
         raise FamilyError(

@@ -319,10 +319,14 @@ def suite_ref(value: Any, base: str | Path | None = None) -> SuiteConfig:
 
 def load_ref(config: SuiteConfig) -> Suite:
     """The suite a config names, loaded once per process: workers run many shards of the same suite."""
-    return _load_cached(type(config).__name__, config.model_dump_json(exclude={"access", "alias"}))
+    return _load_cached(config.model_dump_json(exclude={"access", "alias"}))
 
 
 @cache
-def _load_cached(_kind: str, ref_json: str) -> Suite:
+def _load_cached(ref_json: str) -> Suite:
     config = suite_ref(json.loads(ref_json))
-    return load_suite(suite_folder(config), config.scenarios, config.skip_invalid, config.limit, config.family_ref)
+    folder = suite_folder(config)
+    suite = load_suite(folder, config.scenarios, config.skip_invalid, config.limit, config.family_ref)
+    if config.family and suite.family != config.family:  # a folder named with the family it should hold
+        raise SuiteError(f"{folder}: a '{suite.family}' suite, not '{config.family}'")
+    return suite

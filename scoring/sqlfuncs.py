@@ -34,7 +34,7 @@ from env_core.search import SEARCH_TOOLS
 from env_core.sqlfuncs import build
 from env_core.sqlfuncs.compile import FAMILY as FAMILY_NAME
 from env_core.sqlfuncs.docs import DOCUMENTER
-from scoring.formatting import with_ci
+from scoring.formatting import pct, with_ci
 from scoring.stats import bootstrap_difference_interval, bootstrap_interval
 
 # Every value error_category can return for a failed episode, in report order.
@@ -436,10 +436,7 @@ class SqlfuncsSummary(FamilySummary):
                 + (f" ({decrease.relative_percent:.0f}%)" if decrease.relative_percent is not None else "")
             )
             strata = data.by_backup_plan_calls
-            backup = " / ".join(
-                with_ci(strata[k].accuracy, strata[k].ci_low, strata[k].ci_high).split(" ")[0]
-                for k in ("single", "multi")
-            )
+            backup = " / ".join(pct(strata[k].accuracy) for k in ("single", "multi"))
             cells = [
                 with_ci(row.accuracy, row.ci_low, row.ci_high) if (row := data.settings.get(s)) else "—"
                 for s in settings

@@ -419,6 +419,13 @@ def test_suite_ref_validation(data: dict[str, Any], expected: str) -> None:
     assert expected in str(excinfo.value)
 
 
+def test_a_folder_named_with_another_family_is_refused(suite_folder: Path) -> None:
+    assert load_ref(suite_ref({"path": str(suite_folder), "family": "smoke"})).family == "smoke"
+    with pytest.raises(SuiteError) as excinfo:
+        load_ref(suite_ref({"path": str(suite_folder), "family": "sqlfuncs"}))
+    assert str(excinfo.value) == f"{suite_folder}: a 'smoke' suite, not 'sqlfuncs'"
+
+
 class EchoToolBox(ToolBox):
     """A real (non-SQLite) tool box: every tool returns its arguments."""
 

@@ -372,6 +372,16 @@ def test_cli_build_prints_the_summary_and_rejects_bad_arguments(spider: Path, tm
     assert stranger.exit_code == 2 and "sqlfuncs suite: seeed: unknown field" in " ".join(stranger.output.split())
 
 
+def test_cli_build_reads_its_argument_as_a_family_beside_a_folder_of_that_name(
+    spider: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):  # the second time, ./sqlfuncs is the folder the first one wrote
+        result = CliRunner().invoke(app, ["build", "sqlfuncs", f"spider={spider}", "--out", "sqlfuncs"])
+        assert result.exit_code == 0, result.output
+    assert load_suite(tmp_path / "sqlfuncs").family == "sqlfuncs"
+
+
 def test_a_spider_sweep_end_to_end_through_ray_with_the_family_report(spider: Path, tmp_path: Path) -> None:
     config = {
         "name": "hohw",
