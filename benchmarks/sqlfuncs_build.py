@@ -1,6 +1,6 @@
 """sqlfuncs: the build table for a Spider folder, compile time, and per-call latency of generated functions.
 
-Usage: python -m benchmarks.sqlfuncs_build [--spider PATH] [--repeats N] [--calls N] [--update-readme]
+Usage: python -m benchmarks.sqlfuncs_build [--spider PATH] [--repeats N] [--calls N] [--cells N] [--update-readme]
 
 With --update-readme the build table in README.md (between the sqlfuncs-stats markers) is regenerated from this
 run, so the figures there are never typed by hand.
@@ -15,9 +15,12 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import Action, ToolCall
+from env_core.sandbox.host import Kernel
+from env_core.sandbox.protocol import FunctionStub, ToolReply, python_name
 from env_core.sqlfuncs.build import build_suite, write_build
 from env_core.suites import load_suite
 
@@ -69,11 +72,49 @@ def update_readme(table: str) -> None:
     readme.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
 
 
+def codeact(suite: Any, call: tuple[Any, Any], cells: int) -> tuple[list[float], list[float], list[float]]:
+    """CodeAct costs, in ms: kernel start-up (to its ready message), and a cell that calls one generated function,
+    beyond the time the call itself spends in the environment (which the kernel reaches over its pipe)."""
+    scenario, planned = call
+    spec = suite.toolbox.specs[planned.tool]
+    stub = FunctionStub(planned.tool, list(spec.parameters.get("properties", {})), spec.description)
+    env = suite.environment(scenario, 0, PRESET_SETTINGS["clean"])
+    env.reset()
+    inside: list[float] = []
+
+    def call_tool(name: str, arguments: dict[str, Any]) -> ToolReply:
+        started = time.perf_counter()
+        observation = env.step(Action(kind="tool_call", tool_call=ToolCall(id="k", name=name, arguments=arguments)))
+        inside.append((time.perf_counter() - started) * 1000)
+        assert observation is not None and observation.ok, observation
+        return ToolReply(ok=True, value=observation.result, notes=observation.notes)
+
+    starts = []
+    for _ in range(10):
+        started = time.perf_counter()
+        Kernel([stub], call_tool).close()
+        starts.append((time.perf_counter() - started) * 1000)
+    code = f"result = {python_name(planned.tool)}(**{planned.arguments!r})"
+    extra, own = [], []
+    with Kernel([stub], call_tool) as kernel:
+        for _ in range(cells):
+            inside.clear()
+            started = time.perf_counter()
+            result = kernel.run(code)
+            wall = (time.perf_counter() - started) * 1000
+            assert result.error is None, result.error
+            extra.append(wall - sum(inside))
+            own.append(sum(inside))
+    env.close()
+    return starts, extra, own
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
     parser.add_argument("--repeats", type=int, default=5, help="builds to time")
     parser.add_argument("--calls", type=int, default=3000, help="function calls to time")
+    parser.add_argument("--cells", type=int, default=300, help="CodeAct cells to time")
     parser.add_argument("--update-readme", action="store_true")
     args = parser.parse_args()
 
@@ -88,7 +129,13 @@ def main() -> None:
         write_s = time.perf_counter() - started
         started = time.perf_counter()
         suite = load_suite(folder)
-        load_s = time.perf_counter() - started
+        first_load_s = time.perf_counter() - started  # includes the imports the first load of a family makes
+        loads = []
+        for _ in range(5):
+            started = time.perf_counter()
+            load_suite(folder)
+            loads.append(time.perf_counter() - started)
+        load_s = statistics.median(loads)
 
         # Per call through the environment (fault layer, schema validation, type checks, SQL on the episode's
         # private copy): the gold calls of every plan of every scenario, round-robin.
@@ -127,6 +174,7 @@ def main() -> None:
             env.step(action)
             first_call.append((time.perf_counter() - started) * 1000)
             env.close()
+        kernel_start, cell_extra, cell_call = codeact(suite, calls[0], args.cells)
 
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
@@ -137,7 +185,10 @@ def main() -> None:
         f"{len(built.databases)} databases): median {statistics.median(compile_s):.3f} s, "
         f"min {min(compile_s):.3f} s over {args.repeats} builds"
     )
-    print(f"write the suite folder: {write_s:.3f} s; load it: {load_s:.3f} s")
+    print(
+        f"write the suite folder: {write_s:.3f} s; load it: {load_s:.3f} s (median of 5; the first load in the "
+        f"process, imports included: {first_load_s:.3f} s)"
+    )
     print(
         f"function call through the environment ({args.calls} calls): p50 {percentile(latencies, 50):.3f} ms, "
         f"p99 {percentile(latencies, 99):.3f} ms"
@@ -145,6 +196,23 @@ def main() -> None:
     print(
         f"first call of an episode (database copy included, {len(first_call)} calls): "
         f"p50 {percentile(first_call, 50):.3f} ms, p99 {percentile(first_call, 99):.3f} ms"
+    )
+    print(
+        f"CodeAct kernel start ({len(kernel_start)} starts): p50 {percentile(kernel_start, 50):.1f} ms; a cell with "
+        f"one function call ({len(cell_extra)} cells): p50 {percentile(cell_extra, 50):.3f} ms beyond the call's own "
+        f"p50 {percentile(cell_call, 50):.3f} ms"
+    )
+    print(
+        f"\nREADME: compiling the {len(built.databases)} shared Spider dev databases "
+        f"({built.stats['stages']['questions in']} questions) takes {statistics.median(compile_s):.2f} s (median of "
+        f"{args.repeats} builds); writing and loading the suite folder {1000 * write_s:.0f} / {1000 * load_s:.0f} ms. "
+        "A generated function called through the environment (fault layer, schema validation, type checks, SQL on the "
+        f"episode's private copy): p50 "
+        f"{percentile(latencies, 50):.3f} ms, p99 {percentile(latencies, 99):.2f} ms over {args.calls:,} calls; an "
+        f"episode's first call, which copies the database, p50 {percentile(first_call, 50):.2f} ms, p99 "
+        f"{percentile(first_call, 99):.2f} ms. The CodeAct kernel starts in about "
+        f"{percentile(kernel_start, 50):.0f} ms; a cell with one function call takes about "
+        f"{percentile(cell_extra, 50):.2f} ms plus the call."
     )
     table = stats_table(built.stats, args.spider)
     print()

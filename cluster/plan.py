@@ -19,8 +19,9 @@ from typing import Any
 from pydantic import Field
 
 from cluster.config import SweepConfig
-from env_core.model import SCHEMA_VERSION, Strict
-from env_core.suites import load_ref
+from env_core.errors import ConfigError, did_you_mean
+from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Strict
+from env_core.suites import Suite, SuiteRef, load_ref
 from storage import is_s3, join_uri
 from workers.runner import EpisodePlan, ShardSpec
 
@@ -87,6 +88,23 @@ def versions() -> dict[str, str]:
     return found
 
 
+def check_fault_targets(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> None:
+    """Every tool a setting's fault names must be a tool of every suite it applies to: a misspelt target would
+    leave a "faulted" setting as clean as the baseline, silently. (Symbolic targets are checked by FaultSpec.)"""
+    for i, setting in enumerate(config.settings):
+        for j, fault in enumerate(setting.faults):
+            for target in fault.targets:
+                if target in SYMBOLIC_TARGETS:
+                    continue
+                for ref, suite in loaded:
+                    if target not in suite.toolbox.specs:
+                        raise ConfigError(
+                            f"unknown tool '{target}' in suite '{ref.label}'",
+                            field=f"settings[{i}].faults[{j}].target",
+                            hint=did_you_mean(target, [*suite.toolbox.specs, *SYMBOLIC_TARGETS]),
+                        )
+
+
 def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     """Expand models × suites × settings × seeds × scenarios into shards of at most ``run.shard_size`` episodes.
 
@@ -99,6 +117,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     suites = []
     shards: list[ShardSpec] = []
     loaded = [(ref, load_ref(ref)) for ref in config.suites]
+    check_fault_targets(config, loaded)
     for ref, suite in loaded:
         suites.append(
             SuiteRecord(

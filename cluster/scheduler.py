@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import socket
 import time
 from collections import deque
@@ -32,6 +33,8 @@ from cluster.deployments import (
 )
 from cluster.plan import RunManifest
 from cluster.store import RunStore
+from env_core.errors import TRACE_FRAMES, InfraError, UndertowError, describe, rerunnable, strip_ansi
+from env_core.model import Outcome
 from retrieval.service import index_actor, release_index_actors
 from workers.clients import EndpointModel, ServedModel, VLLMModel, probe_endpoint
 from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
@@ -55,7 +58,7 @@ class EpisodeWorker:
         return ray.get_runtime_context().get_node_id()
 
 
-class ClusterUnreachable(ConnectionError):
+class ClusterUnreachable(InfraError, ConnectionError):
     """No Ray cluster answers at the given address."""
 
 
@@ -175,11 +178,34 @@ def execute(
     return execution
 
 
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+ERROR_CHARS = 1000  # an error's text as kept on an episode: enough for a message, not for a whole log
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a remote call failed: ``Type: message`` (one line, no colour codes), the last frames of the remote
+    traceback, and whether running it again could end differently (by the exception's type)."""
+
+    text: str
+    trace: str | None
+    rerunnable: bool
+
+
+def failure(exc: BaseException) -> Failure:
+    cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None else exc
+    frames = [f"{path}:{line} in {name}" for path, line, name in _FRAME.findall(strip_ansi(str(exc)))]
+    text = describe(cause)
+    if len(text) > ERROR_CHARS:
+        text = text[: ERROR_CHARS - 1] + "…"
+    return Failure(text, "\n".join(frames[-TRACE_FRAMES:]) or None, rerunnable(cause))
+
+
 def _error_text(exc: BaseException) -> str:
-    """What went wrong inside an actor, without Ray's traceback wrapping."""
-    if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None:
-        return str(exc.cause)
-    return f"{type(exc).__name__}: {exc}"
+    """What went wrong inside a deployment's actor, without Ray's traceback wrapping: our own errors are phrased
+    already (``vLLM exited with code 1 …``), anything else keeps its type."""
+    cause = exc.cause if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None else exc
+    return str(cause) if isinstance(cause, UndertowError) else failure(exc).text
 
 
 def _wait_all(refs: dict[Any, Any], deadline_of: Callable[[Any], float]) -> tuple[dict[Any, Any], dict[Any, str]]:
@@ -320,7 +346,9 @@ def _serve_wave(
 class _WorkerPool:
     """Worker actors that take one shard at a time: a shard goes only to an idle, placed actor (bounded work in
     flight; an actor Ray cannot place never holds a shard), a dead actor is replaced and its shard retried, and a
-    shard that fails every attempt, or finds no worker placed within WORKER_PLACEMENT_S, is recorded."""
+    shard that fails every attempt, or finds no worker placed within WORKER_PLACEMENT_S, is recorded. A shard that
+    raises a config or data error (``env_core.errors``) is recorded as ``config_error`` at once: it would fail the
+    same way again."""
 
     def __init__(self, size: int, execution: Execution, commit: Callable[[ShardOutput], None]):
         self.execution = execution
@@ -381,14 +409,20 @@ class _WorkerPool:
             try:
                 output = ray.get(done[0])
             except ray.exceptions.RayError as exc:
-                error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-                self.execution.retried.setdefault(shard.shard_id, []).append(error)
-                ray.kill(actor, no_restart=True)
-                self._add()  # placed wherever Ray can; until then it takes no shard
-                if self.attempts[shard.shard_id] < MAX_ATTEMPTS:
+                why = failure(exc)
+                if isinstance(exc, ray.exceptions.RayTaskError):
+                    self.idle.append(actor)  # the shard raised; the worker itself is fine
+                else:
+                    ray.kill(actor, no_restart=True)
+                    self._add()  # placed wherever Ray can; until then it takes no shard
+                if not why.rerunnable:  # a config or data problem fails the same way on every attempt
+                    self.commit(infra_error_shard(shard, why.text, Outcome.config_error, why.trace))
+                elif self.attempts[shard.shard_id] < MAX_ATTEMPTS:
+                    self.execution.retried.setdefault(shard.shard_id, []).append(why.text)
                     runnable.append(shard)
                 else:
-                    self.commit(infra_error_shard(shard, f"worker failed {MAX_ATTEMPTS} times; last error: {error}"))
+                    reason = f"worker failed {MAX_ATTEMPTS} times; last error: {why.text}"
+                    self.commit(infra_error_shard(shard, reason, trace=why.trace))
                 continue
             self.idle.append(actor)
             self.commit(output)

@@ -58,7 +58,6 @@ def group_metrics(results: list[EpisodeResult]) -> dict[str, float]:
     behaviour rates, outcome-class counts, tokens, time, and the family's own numbers (its summary's
     ``metrics``, named ``<family>.<field>…``)."""
     from env_core.families import family_summaries, flat_metrics
-    from env_core.model import Outcome
     from scoring.stats import cluster_bootstrap_interval
     from scoring.summary import summarize
 
@@ -73,7 +72,7 @@ def group_metrics(results: list[EpisodeResult]) -> dict[str, float]:
     flat_metrics("text_call_rate", row.text_call_rate, metrics)
     flat_metrics("accuracy_ci_low", row.ci_low, metrics)
     flat_metrics("accuracy_ci_high", row.ci_high, metrics)
-    valid = [r for r in results if r.outcome != Outcome.infra_error]
+    valid = [r for r in results if r.outcome.judged]
     if valid:
         low, high = cluster_bootstrap_interval(
             [float(r.solved) for r in valid], [r.cluster_id or r.scenario_id for r in valid]

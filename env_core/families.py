@@ -22,6 +22,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import math
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_chec
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from env_core.errors import ConfigError, did_you_mean
 from env_core.model import EpisodeResult, Scenario, Strict, ToolSpec, Trajectory
 from env_core.search import ToolAccess
 
@@ -40,7 +42,7 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "undertow.families"
 
 
-class FamilyError(ValueError):
+class FamilyError(ConfigError):
     """A family could not be found, imported or used; the message names the family and the reference."""
 
 
@@ -49,12 +51,34 @@ class FamilyError(ValueError):
 
 
 def resolve_path(value: str | None, info: ValidationInfo) -> str | None:
-    """A relative path in a config file is relative to that file's folder (the validation context's ``base``)."""
+    """A relative path in a config file is relative to that file's folder (the validation context's ``base``);
+    without a base (a path typed on the command line, a manifest read back) it is left as it is: the current
+    directory's. The rule is written down in docs/configuration.md."""
     if value is None:
         return None
     base = (info.context or {}).get("base")
     path = Path(value).expanduser()
     return str((Path(base) / path).resolve()) if base and not path.is_absolute() else str(path)
+
+
+def missing_path(path: str | Path, what: str = "folder") -> str:
+    """``folder /abs/path not found``, with ``; did you mean 'x'?`` when the parent folder holds a close name:
+    a missing path is reported as the absolute path that was looked for, whatever it was written as."""
+    absolute = Path(os.path.abspath(Path(path).expanduser()))
+    hint = close_name(absolute)
+    return f"{what} {absolute} not found" + (f"; {hint}" if hint else "")
+
+
+def close_name(path: str | Path) -> str:
+    """``did you mean 'x'?`` for the entry of ``path``'s parent folder closest to its name, or ""."""
+    absolute = Path(os.path.abspath(Path(path).expanduser()))
+    try:
+        entries = [entry.name for entry in absolute.parent.iterdir()]
+    except (OSError, ValueError):  # no parent folder, or a name the OS cannot represent
+        return ""
+    hint = did_you_mean(absolute.name, entries) if entries else ""
+    # only a close name helps; the whole listing of some parent folder would not
+    return hint if hint.startswith("did you mean") else ""
 
 
 class SuiteConfig(Strict):
@@ -65,7 +89,7 @@ class SuiteConfig(Strict):
     # set when the family was loaded from a ``module:attribute`` reference, so that workers load it the same way
     family_ref: str | None = Field(default=None, description="module:attribute the family was loaded from")
     scenarios: str | None = Field(default=None, description="another scenario file instead of the suite's own")
-    limit: int | None = Field(default=None, ge=1, description="run only the first N scenarios")
+    limit: int | None = Field(default=None, ge=1, le=10_000_000, description="run only the first N scenarios")
     skip_invalid: bool = Field(default=False, description="leave out bad scenarios instead of stopping")
     access: ToolAccess = Field(default_factory=ToolAccess)
     alias: str | None = Field(default=None, description="name in reports (default: derived from the source)")
@@ -100,6 +124,14 @@ class FolderSuite(SuiteConfig):
     path: str = Field(description="a built suite folder")
 
     _resolve_folder = field_validator("path")(resolve_path)
+
+    @field_validator("path")
+    @classmethod
+    def _folder_exists(cls, value: str, info: ValidationInfo) -> str:
+        # checked when a config is read (it gives the base); a manifest read back on another machine is not
+        if (info.context or {}).get("base") is not None and not Path(value).exists():
+            raise ValueError(missing_path(value))
+        return value
 
     def source_name(self) -> str:
         return Path(self.path).name
@@ -407,6 +439,8 @@ def family_summaries(results: Iterable[EpisodeResult]) -> dict[str, FamilySummar
         family_of.setdefault(result.suite, result.family)
     out: dict[str, FamilySummary] = {}
     for suite, rows in by_suite.items():
+        if not any(r.outcome.judged for r in rows):
+            continue  # only infra or config errors (the suite may not even have loaded): nothing for a family to say
         summary = summarize_family(get_family(family_of[suite]), rows)
         if summary is not None:
             out[suite] = summary

@@ -7,6 +7,7 @@ misread.
 
 from __future__ import annotations
 
+import difflib
 import json
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -91,7 +92,7 @@ class Persistence(Strict):
     """``permanent``, or ``temporary`` with ``after``: the fault fires on the first ``after`` calls, then heals."""
 
     mode: Literal["permanent", "temporary"] = "permanent"
-    after: int | None = Field(default=None, ge=1)
+    after: int | None = Field(default=None, ge=1, le=1000)
 
     @model_validator(mode="after")
     def _after_matches_mode(self) -> Persistence:
@@ -105,6 +106,12 @@ class Persistence(Strict):
 # Symbolic targets, resolved against a scenario when a setting is applied.
 TARGET_SOLUTION = "@solution"  # every tool used by any gold plan
 TARGET_PRIMARY = "@primary"  # the tools of the first gold plan
+SYMBOLIC_TARGETS = (TARGET_SOLUTION, TARGET_PRIMARY)
+
+# The errors a transient fault can return (env_core.faults words each one)
+TRANSIENT_ERRORS = ("service_unavailable", "rate_limit", "timeout")
+# The parameters each fault kind takes: name -> the values it allows. A kind not listed takes none.
+FAULT_PARAMS: dict[FaultKind, dict[str, tuple[str, ...]]] = {FaultKind.transient: {"error": TRANSIENT_ERRORS}}
 
 
 class FaultSpec(Strict):
@@ -130,6 +137,26 @@ class FaultSpec(Strict):
             raise ValueError("a 'removed' tool is absent for the whole episode; use persistence 'permanent'")
         if self.kind == FaultKind.transient and self.persistence.mode != "temporary":
             raise ValueError("a 'transient' fault heals by definition; give persistence mode 'temporary' with 'after'")
+        allowed = FAULT_PARAMS.get(self.kind, {})
+        for name, value in self.params.items():
+            if name not in allowed:
+                takes = f"it takes: {', '.join(allowed)}" if allowed else "it takes none"
+                close = difflib.get_close_matches(name, list(allowed), n=1)
+                hint = f"did you mean '{close[0]}'?" if close else takes
+                raise ValueError(f"params.{name}: unknown parameter of a '{self.kind.value}' fault; {hint}")
+            if value not in allowed[name]:
+                close = difflib.get_close_matches(str(value), list(allowed[name]), n=1)
+                hint = f"did you mean '{close[0]}'?" if close else f"expected one of: {', '.join(allowed[name])}"
+                raise ValueError(f"params.{name}: unknown value {value!r}; {hint}")
+        for target in self.targets:
+            if target.startswith("@") and target not in SYMBOLIC_TARGETS:
+                close = difflib.get_close_matches(target, SYMBOLIC_TARGETS, n=1)
+                hint = f"did you mean '{close[0]}'?" if close else f"expected {' or '.join(SYMBOLIC_TARGETS)}"
+                raise ValueError(f"target: unknown symbolic target '{target}'; {hint}")
+            if not target:
+                raise ValueError("target: empty tool name")
+        if not self.targets:
+            raise ValueError("target: no tool named")
         return self
 
     @property
@@ -336,8 +363,16 @@ class Outcome(StrEnum):
     scored = "scored"  # the episode ended with an answer or a give-up and was scored
     model_error = "model_error"  # the model's reply was unusable (empty, truncated, refused by the server)
     parse_error = "parse_error"  # the model kept producing replies that could not be parsed into actions
-    infra_error = "infra_error"  # the endpoint or the harness failed: never counted as a model failure
+    infra_error = "infra_error"  # the endpoint or the harness failed: never counted as a model failure; rerunnable
     budget_exhausted = "budget_exhausted"  # the turn budget ran out before an answer
+    # the config or the data is wrong (a bad parameter, a missing file): it fails the same way on every attempt, so
+    # it is neither retried nor rerunnable, and says nothing about the model
+    config_error = "config_error"
+
+    @property
+    def judged(self) -> bool:
+        """Whether the episode says something about the model (infrastructure and config errors do not)."""
+        return self not in (Outcome.infra_error, Outcome.config_error)
 
 
 class Trajectory(Versioned):
@@ -352,7 +387,8 @@ class Trajectory(Versioned):
     final_answer: str | None = None
     gave_up: bool = False
     outcome: Outcome = Outcome.scored
-    error: str | None = None
+    error: str | None = None  # "Type: message" of what ended the episode early
+    error_trace: str | None = None  # the last frames of its traceback, one "file:line in function" per line
 
     def tool_steps(self) -> list[Step]:
         return [s for s in self.steps if s.action.kind == "tool_call"]
@@ -395,6 +431,7 @@ class EpisodeResult(Versioned):
     wall_ms: float = 0.0
     model_ms: float = 0.0
     tool_ms: float = 0.0
-    error: str | None = None
+    error: str | None = None  # "Type: message" of what ended the episode early
+    error_trace: str | None = None  # the last frames of its traceback (status shows them)
     worker: str = ""  # host:pid of the process that ran the episode
     details: dict[str, Any] = Field(default_factory=dict)  # family-specific per-episode facts (error category, ...)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from env_core.errors import DataError, did_you_mean
 from env_core.model import TARGET_PRIMARY, TARGET_SOLUTION, ArgRef, Scenario, ToolSpec
 
 
@@ -34,7 +36,7 @@ def validation_problems(exc: ValidationError) -> list[str]:
     return lines
 
 
-class ScenarioFileError(ValueError):
+class ScenarioFileError(DataError):
     """Bad lines in a scenario file. ``problems`` holds one ``file:line: message`` string per bad line."""
 
     def __init__(self, problems: list[str]):
@@ -54,16 +56,24 @@ class ScenarioFile:
     skipped: list[str] = field(default_factory=list)  # "file:line: message" for each bad line that was skipped
 
 
-def read_scenarios(path: str | Path, skip_invalid: bool = False) -> ScenarioFile:
-    """Load a JSONL scenario file. Any bad line is an error naming its file and line, unless ``skip_invalid``."""
+def read_scenarios(
+    path: str | Path, skip_invalid: bool = False, check: Callable[[Scenario], list[str]] | None = None
+) -> ScenarioFile:
+    """Load a JSONL scenario file in one pass. Any bad line (not JSON, not a scenario, a repeated id, or a problem
+    ``check`` finds, e.g. an unknown tool) is an error naming its file and line, unless ``skip_invalid``."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: scenario file not found")
     scenarios: list[Scenario] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:  # bytes: a line that is not UTF-8 is one bad line, not a crash
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                problems.append(f"{path}:{number}: not valid UTF-8 (byte {exc.start + 1})")
+                continue
             if not line.strip():
                 continue
             try:
@@ -80,6 +90,10 @@ def read_scenarios(path: str | Path, skip_invalid: bool = False) -> ScenarioFile
                 )
                 continue
             seen[scenario.id] = number
+            found = check(scenario) if check is not None else []
+            if found:
+                problems.extend(f"{path}:{number}: scenario '{scenario.id}': {problem}" for problem in found)
+                continue
             scenarios.append(scenario)
     if problems and not skip_invalid:
         raise ScenarioFileError(problems)
@@ -100,7 +114,7 @@ def scenario_problems(scenario: Scenario, specs: dict[str, ToolSpec], family: st
 
     def check(tool: str, where: str) -> None:
         if tool not in specs:
-            problems.append(f"{where} references unknown tool '{tool}'")
+            problems.append(f"{where} references unknown tool '{tool}'; {did_you_mean(tool, specs)}")
 
     for name in scenario.tools:
         check(name, "tools")

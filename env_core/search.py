@@ -103,8 +103,8 @@ class ToolAccess(Strict):
     """How tools reach the agent: listed in context (``closed``, with distractors) or found by search (``open``)."""
 
     mode: Literal["closed", "open"] = "closed"
-    distractors: int = Field(default=0, ge=0, description="closed: extra tools from the universe")
-    max_results: int = Field(default=MAX_RESULTS, ge=1, description="open: cap on search_tools num_results")
+    distractors: int = Field(default=0, ge=0, le=100_000, description="closed: extra tools from the universe")
+    max_results: int = Field(default=MAX_RESULTS, ge=1, le=1000, description="open: cap on search_tools num_results")
     search: Literal["dense", "hybrid", "bm25", "lexical"] = Field(
         default="dense",
         description="open: the retrieval index behind search_tools (lexical: built-in TF-IDF, no model)",

@@ -31,18 +31,20 @@ from pydantic import (
 )
 
 from env_core.environment import Environment
+from env_core.errors import DataError
 from env_core.families import (
     FamilyError,
     FolderSuite,
     SuiteConfig,
+    close_name,
     get_family,
+    missing_path,
     resolve_path,
     suite_config_model,
 )
 from env_core.faults import Setting, resolve_faults
 from env_core.model import Scenario, ToolSpec, Versioned
 from env_core.scenarios import (
-    ScenarioFileError,
     describe_validation_error,
     read_scenarios,
     scenario_problems,
@@ -99,8 +101,8 @@ class Suite:
         return digest.hexdigest()
 
 
-class SuiteError(ValueError):
-    pass
+class SuiteError(DataError):
+    """A suite that cannot be found, built or read."""
 
 
 class SuiteMeta(Versioned):
@@ -215,7 +217,11 @@ def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool, famil
         raise SuiteError(f"cannot open as SQLite: {exc}") from exc
     except ValueError as exc:  # a tool the toolbox cannot run (no binding.sql, duplicate name)
         raise SuiteError(f"{tools_path}: {exc}") from exc
-    loaded = read_scenarios(scenarios or folder / "scenarios.jsonl", skip_invalid=skip_invalid)
+    loaded = read_scenarios(
+        scenarios or folder / "scenarios.jsonl",
+        skip_invalid=skip_invalid,
+        check=lambda scenario: scenario_problems(scenario, toolbox.specs, meta.family),
+    )
     return Suite(meta.name, meta.family, meta.version, toolbox, loaded.scenarios, loaded.skipped)
 
 
@@ -233,21 +239,12 @@ def load_suite(
     """
     folder = Path(path)
     if not folder.exists():
-        raise SuiteError(f"{folder}: suite folder not found")
+        # the absolute path that was looked for, and a close name beside it (a typo)
+        raise SuiteError("suite folder not found", file=os.path.abspath(folder), hint=close_name(folder) or None)
     suite = _read_folder(folder, Path(scenarios) if scenarios is not None else None, skip_invalid, family_ref)
     source = str(scenarios or path)
-    valid: list[Scenario] = []
-    problems: list[str] = []
-    for scenario in suite.scenarios:
-        found = scenario_problems(scenario, suite.toolbox.specs, suite.family)
-        if found:
-            problems.extend(f"{source}: scenario '{scenario.id}': {p}" for p in found)
-        else:
-            valid.append(scenario)
-    if problems and not skip_invalid:
-        raise ScenarioFileError(problems)
-    suite.scenarios = valid[:limit] if limit is not None else valid
-    suite.skipped = suite.skipped + problems
+    if limit is not None:
+        suite.scenarios = suite.scenarios[:limit]
     if not suite.scenarios:
         raise SuiteError(f"{source}: no valid scenarios to run")
     return suite
@@ -289,8 +286,11 @@ def _validate_ref(value: Any, info: ValidationInfo) -> SuiteConfig:
             is_family = ":" in value or bool(get_family(value))
         except FamilyError as exc:
             is_family = False
-            if not Path(resolve_path(value, info) or value).is_dir():
-                raise ValueError(f"'{value}' is neither a suite folder nor a family: {exc}") from None
+            folder = resolve_path(value, info) or value
+            if not Path(folder).is_dir():
+                raise ValueError(
+                    f"'{value}' is neither a suite folder nor a family: {exc}; {missing_path(folder)}"
+                ) from None
         value = {"family": value} if is_family else {"path": value}
     if not isinstance(value, Mapping):
         raise ValueError("expected a family name, a suite folder, or a mapping with 'family' or 'path'")

@@ -8,6 +8,7 @@ whose tools are parameterized SQL queries run on a private in-memory copy of the
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
@@ -23,6 +24,73 @@ from env_core.model import ToolSpec
 
 class ToolExecutionError(Exception):
     """Raised by a tool implementation for an error the agent should read (bad value, no such row, ...)."""
+
+
+# Limits on values no tool can take, whatever its schema says: a model sends them, so they must come back to it as
+# an invalid-arguments observation instead of failing inside a tool (SQLite binds signed 64-bit integers only).
+INT_RANGE = (-(2**63), 2**63 - 1)
+MAX_DEPTH = 32  # levels of nested arrays / objects below an argument
+MAX_STRING = 1_000_000  # characters
+MAX_ITEMS = 100_000  # elements of one array or object
+
+
+def _shown(value: int) -> str:
+    # str() of an int past 4300 digits raises; a few hundred bits is already plainly too large
+    return str(value) if value.bit_length() <= 256 else f"an integer of {value.bit_length()} bits"
+
+
+def _text_problem(text: str, what: str) -> str | None:
+    if len(text) > MAX_STRING:
+        return f"{what} of {len(text)} characters is longer than the {MAX_STRING} allowed"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{what} is not valid Unicode text (it holds a lone surrogate)"
+    return None
+
+
+def _path(where: str, key: object) -> str:
+    """``where.key``, with lone surrogates escaped so that the message itself can be sent to the model."""
+    name = str(key).encode("utf-8", "backslashreplace").decode("utf-8")
+    return f"{where}.{name}" if where else name
+
+
+def value_problem(arguments: Mapping[str, Any]) -> tuple[str, str] | None:
+    """``(where, problem)`` for the first value in ``arguments`` that no tool can take: an integer outside the
+    signed 64-bit range, a NaN or infinite float, a string or name that is not valid Unicode or longer than
+    ``MAX_STRING``, more than ``MAX_ITEMS`` elements, nesting deeper than ``MAX_DEPTH``, or anything that is not
+    a JSON value. ``where`` is the dotted path (``ids.3``). Iterative, so deep nesting cannot exhaust the stack."""
+    stack: list[tuple[str, Any, int]] = [("", dict(arguments), -1)]
+    while stack:
+        where, value, depth = stack.pop()
+        if value is None or isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+                return where, f"{_shown(value)} is outside the signed 64-bit integer range"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                return where, f"{value!r} is not a finite number"
+        elif isinstance(value, str):
+            problem = _text_problem(value, "a string")
+            if problem is not None:
+                return where, problem
+        elif isinstance(value, list | dict):
+            if depth >= MAX_DEPTH:
+                return where, f"values nested deeper than {MAX_DEPTH} levels are not accepted"
+            if len(value) > MAX_ITEMS:
+                kind = "an array" if isinstance(value, list) else "an object"
+                return where, f"{kind} of {len(value)} elements is longer than the {MAX_ITEMS} allowed"
+            items = list(value.items() if isinstance(value, dict) else enumerate(value))
+            if isinstance(value, dict):
+                for key, _ in items:
+                    problem = "a name must be a string" if not isinstance(key, str) else _text_problem(key, "a name")
+                    if problem is not None:
+                        return _path(where, key), problem
+            stack.extend((_path(where, k), v, depth + 1) for k, v in reversed(items))
+        else:
+            return where, f"a {type(value).__name__} is not a JSON value"
+    return None
 
 
 @dataclass(frozen=True)
@@ -57,7 +125,12 @@ class ToolBox(ABC):
         """Release per-episode resources."""
 
     def argument_error(self, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
-        """A readable message if ``arguments`` do not satisfy the tool's schema, else None."""
+        """A readable message if ``arguments`` hold a value no tool can take (see ``value_problem``) or do not
+        satisfy the tool's schema, else None."""
+        problem = value_problem(arguments)
+        if problem is not None:
+            where, message = problem
+            return f"Invalid arguments for {spec.name}: {message} (at '{where}')"
         validator = self._validators.get(spec.name)
         if validator is None:
             validator = self._validators[spec.name] = Draft202012Validator(spec.parameters)
@@ -145,12 +218,14 @@ class SqliteToolBox(ToolBox):
         return self.run_sql(state.connection(spec.binding.get("database", MAIN)), spec, arguments)
 
     def run_sql(self, conn: sqlite3.Connection, spec: ToolSpec, arguments: dict[str, Any]) -> list[dict[str, Any]]:
-        params = {k: json.dumps(v) if isinstance(v, list) else v for k, v in arguments.items()}
-        for name in spec.parameters.get("properties", {}):
-            params.setdefault(name, None)
         try:
+            params = {k: json.dumps(v) if isinstance(v, list) else v for k, v in arguments.items()}
+            for name in spec.parameters.get("properties", {}):
+                params.setdefault(name, None)
             return fetch_rows(conn, spec.binding["sql"], params)
-        except sqlite3.Error as exc:
+        # the arguments are the model's: one SQLite cannot bind (an int past 64 bits: OverflowError; a lone
+        # surrogate: UnicodeEncodeError, a ValueError) is an error the model reads, like a failing query
+        except (sqlite3.Error, OverflowError, ValueError) as exc:
             raise ToolExecutionError(f"{spec.name} failed: {exc}") from exc
 
     def query(self, sql: str, params: dict[str, Any] | None = None, database: str = MAIN) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ class RetrievalConfig(Strict):
 
     model: str = Field(default=DEFAULT_MODEL, description="sentence-transformers model: name or local path")
     device: str = Field(default="cpu", description="cpu | cuda | cuda:N")
-    batch_size: int = Field(default=64, ge=1)
+    batch_size: int = Field(default=64, ge=1, le=65_536, description="texts per embedding batch")
     index: Literal["flat", "ivf", "hnsw"] = Field(default="flat", description="faiss index for dense search")
     cache: str | None = Field(
         default=None, description="embedding cache: folder or s3:// URI (default: in the run store)"
@@ -40,7 +40,7 @@ class RetrievalConfig(Strict):
     service: Literal["actor", "local"] = Field(
         default="actor", description="one index actor per Ray node, or an index in every worker process"
     )
-    query_cache: int = Field(default=4096, ge=0, description="query embeddings kept (LRU)")
+    query_cache: int = Field(default=4096, ge=0, le=10_000_000, description="query embeddings kept (LRU)")
 
 
 def default_cache() -> Path:

@@ -1,10 +1,10 @@
 """Run analysis: summaries, family analyses, recovery gaps and paired model comparisons, as typed, versioned data.
 
 Everything here works on the flat :class:`EpisodeResult` rows of a run. Accuracy is always ``solved`` (the answer
-matched the gold answer), over episodes that did not end in ``infra_error``: an infrastructure failure says nothing
-about the model, so it is neither a success nor a failure. Episodes are paired across settings and models on
-``(scenario_id, seed)``, and intervals resample clusters (``cluster_id``, or the scenario itself when empty), because
-seeds and augmentations of one original scenario are not independent.
+matched the gold answer), over episodes that did not end in ``infra_error`` or ``config_error``: an infrastructure
+or config failure says nothing about the model, so it is neither a success nor a failure. Episodes are paired across
+settings and models on ``(scenario_id, seed)``, and intervals resample clusters (``cluster_id``, or the scenario
+itself when empty), because seeds and augmentations of one original scenario are not independent.
 
 The JSON that ``undertow report --format json`` and ``undertow compare --format json`` print is made here, from
 pydantic models, and carries ``schema_version``; the published JSON Schemas (``docs/schema/``) are generated from the
@@ -78,10 +78,16 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+NO_RECOVERY = "n/a: no recovery possible — giving up is correct"
+
+
 class GapRow(_Model):
     """Recovery gap of one model on one suite: baseline accuracy minus accuracy under ``setting``, with the
     cluster-bootstrap interval; ``paired`` says whether it was computed on the ``n_paired`` episodes both settings
-    have, or (none shared) from the two samples as independent. Fractions; None when undefined."""
+    have, or (none shared) from the two samples as independent. Fractions; None when undefined. ``recoverable`` is
+    False for a setting that leaves no working plan (every episode expects the model to give up, e.g.
+    ``impossible``): there is nothing to recover, so the gap and its interval are None, and reports say "n/a: no
+    recovery possible — giving up is correct"."""
 
     model: str
     suite: str
@@ -95,10 +101,34 @@ class GapRow(_Model):
     n_paired: int
     paired: bool
     confidence: float
+    recoverable: bool = Field(
+        default=True, description="False: giving up is the right behaviour under this setting; no gap is defined"
+    )
 
     @classmethod
     def of(cls, model: str, suite: str, setting: str, baseline: str, gap: Gap) -> GapRow:
         return cls(model=model, suite=suite, setting=setting, baseline=baseline, **gap.as_dict())
+
+    @classmethod
+    def no_recovery(
+        cls, model: str, suite: str, setting: str, baseline: str, n_clean: int, n_faulted: int, confidence: float
+    ) -> GapRow:
+        """The row of a setting where giving up is correct: no estimate, ``recoverable`` False."""
+        return cls(
+            model=model,
+            suite=suite,
+            setting=setting,
+            baseline=baseline,
+            estimate=None,
+            ci_low=None,
+            ci_high=None,
+            n_clean=n_clean,
+            n_faulted=n_faulted,
+            n_paired=0,
+            paired=False,
+            confidence=confidence,
+            recoverable=False,
+        )
 
 
 class ComparisonRow(_Model):
@@ -145,6 +175,7 @@ class Analysis(_Model):
     confidence: float = 0.95
     n_episodes: int = 0
     n_infra_errors: int = 0
+    n_config_errors: int = 0
     models: list[str] = Field(default_factory=list)
     suites: list[str] = Field(default_factory=list)
     settings: list[str] = Field(default_factory=list)
@@ -220,12 +251,14 @@ def analyse(
 
     Recovery gap: for each model × suite and each setting other than ``baseline``, baseline accuracy minus
     accuracy under that setting, paired on ``(scenario_id, seed)`` and clustered by ``cluster_id``. Left out when
-    the model has no valid baseline or no valid faulted episode on that suite. Comparisons: every pair of models
+    the model has no valid baseline or no valid faulted episode on that suite. Faulted episodes where giving up is
+    right (``expected_give_up``) measure no recovery and are left out of the gap; a setting with nothing else
+    (``impossible``) gets a row with ``recoverable`` False and no estimate. Comparisons: every pair of models
     (in order of first appearance) on each suite × setting, on the episodes both have (``a`` minus ``b``); pairs
-    that share no valid episode are left out. ``infra_error`` episodes count in ``n`` only.
+    that share no valid episode are left out. ``infra_error`` and ``config_error`` episodes count in ``n`` only.
     """
     results = list(results)
-    valid = [r for r in results if r.outcome != Outcome.infra_error]
+    valid = [r for r in results if r.outcome.judged]
     models = list(dict.fromkeys(r.model for r in results))
     suites = list(dict.fromkeys(r.suite for r in results))
     seen_settings = list(dict.fromkeys(r.setting for r in results))
@@ -234,9 +267,13 @@ def analyse(
     # solved per (model, suite, setting) -> {key: value}; clusters per suite, shared by every model and setting
     outcomes: dict[tuple[str, str, str], dict[Key, bool]] = {}
     clusters: dict[str, dict[Key, str]] = {}
+    # the episodes where the setting left no working plan: giving up is right there, so they measure no recovery
+    hopeless: dict[tuple[str, str, str], set[Key]] = {}
     for r in valid:
         outcomes.setdefault((r.model, r.suite, r.setting), {})[episode_key(r)] = r.solved
         clusters.setdefault(r.suite, {})[episode_key(r)] = cluster_key(r)
+        if r.expected_give_up:
+            hopeless.setdefault((r.model, r.suite, r.setting), set()).add(episode_key(r))
 
     gaps: list[GapRow] = []
     for model, suite in itertools.product(models, suites):
@@ -247,6 +284,12 @@ def analyse(
             faulted = outcomes.get((model, suite, setting))
             if setting == baseline or not faulted:
                 continue
+            given_up = hopeless.get((model, suite, setting), set())
+            recoverable = {k: v for k, v in faulted.items() if k not in given_up}
+            if not recoverable:
+                gaps.append(GapRow.no_recovery(model, suite, setting, baseline, len(clean), len(faulted), confidence))
+                continue
+            faulted = recoverable
             gap = recovery_gap(
                 {k: float(v) for k, v in clean.items()},
                 {k: float(v) for k, v in faulted.items()},
@@ -279,7 +322,8 @@ def analyse(
         baseline=baseline,
         confidence=confidence,
         n_episodes=len(results),
-        n_infra_errors=len(results) - len(valid),
+        n_infra_errors=sum(r.outcome == Outcome.infra_error for r in results),
+        n_config_errors=sum(r.outcome == Outcome.config_error for r in results),
         models=models,
         suites=suites,
         settings=settings,

@@ -145,7 +145,7 @@ def error_category(
 
     A solvable task the agent gave up on is a failure like a wrong answer and goes through the same steps.
     """
-    if correct or trajectory.outcome == Outcome.infra_error:
+    if correct or not trajectory.outcome.judged:
         return None
     if not scenario.gold.plans:
         return "other"
@@ -251,8 +251,9 @@ def summarize_sqlfuncs(
     """The paper's tables for one suite (call it separately for the open and the closed setting).
 
     ``rows`` are per-episode dicts with ``model``, ``setting``, ``correct`` (bool), ``outcome`` (str) and the
-    :func:`episode_details` keys; ``n_turns`` is optional. Episodes whose outcome is ``infra_error`` are left out
-    of every number except ``n`` (they say nothing about the model); every other outcome counts, a
+    :func:`episode_details` keys; ``n_turns`` is optional. Episodes that ended in ``infra_error`` or
+    ``config_error`` are left out of every number except ``n`` (they say nothing about the model); every other
+    outcome counts, a
     ``budget_exhausted`` or ``parse_error`` episode as a failure. Accuracies are fractions in [0, 1] with a
     percentile-bootstrap interval over episodes (:func:`scoring.stats.bootstrap_interval`, ``seed`` fixed, so the
     output is deterministic); an interval is None where there is no episode. Returns::
@@ -294,7 +295,7 @@ def summarize_sqlfuncs(
         setting_out: dict[str, Any] = {}
         outcomes: dict[str, list[float]] = {}
         for setting, members in settings.items():
-            valid = [r for r in members if r["outcome"] != Outcome.infra_error]
+            valid = [r for r in members if Outcome(r["outcome"]).judged]
             values = [float(bool(r["correct"])) for r in valid]
             outcomes[setting] = values
             failures = [r for r in valid if not r["correct"]]
@@ -342,7 +343,7 @@ def summarize_sqlfuncs(
 
         strata: dict[str, list[float]] = {"single": [], "multi": [], "none": []}
         for r in settings.get(faulted, []):
-            if r["outcome"] != Outcome.infra_error:
+            if Outcome(r["outcome"]).judged:
                 strata[_backup_stratum(r.get("backup_plan_calls"))].append(float(bool(r["correct"])))
         models[model] = {
             "settings": setting_out,

@@ -21,7 +21,7 @@ class SummaryRow(BaseModel):
     suite: str
     setting: str
     n: int = Field(description="every recorded episode")
-    n_valid: int = Field(description="episodes that did not end in infra_error")
+    n_valid: int = Field(description="episodes that did not end in infra_error or config_error")
     accuracy: float | None = Field(description="share solved (the answer matched the gold answer)")
     ci_low: float
     ci_high: float
@@ -43,7 +43,7 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
     """One row per (model, suite, setting), in order of first appearance.
 
     ``n`` counts every recorded episode; rates are over ``n_valid``, the episodes that did not end in
-    ``infra_error`` (an infrastructure failure says nothing about the model). ``accuracy`` is the share whose
+    ``infra_error`` or ``config_error`` (neither says anything about the model). ``accuracy`` is the share whose
     answer matched the gold answer; ``correct_rate`` the share that behaved right (solved a solvable task, gave up
     on an unsolvable one, no safety violation); ``gave_up_rate`` the share that declared the task unsolvable;
     ``parse_failure_rate`` the share of model replies that could not be parsed (over replies, not episodes);
@@ -59,7 +59,7 @@ def summarize(results: Iterable[EpisodeResult], confidence: float = 0.95) -> lis
         c["prompt_tokens"] += r.prompt_tokens
         c["completion_tokens"] += r.completion_tokens
         c["cached_tokens"] += r.cached_tokens
-        if r.outcome == Outcome.infra_error:
+        if not r.outcome.judged:
             continue
         c["valid"] += 1
         c["solved"] += r.solved

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -60,6 +60,17 @@ def md5_hex(data: bytes) -> str:
     return hashlib.md5(data, usedforsecurity=False).hexdigest()
 
 
+def _create_temporary(path: Path) -> tuple[int, Path]:
+    """A new hidden file beside ``path``, open for writing, with the mode a plain ``open()`` gives (0666 less the
+    umask): ``tempfile.mkstemp`` makes 0600 files, which others sharing a cluster volume could not read."""
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), tmp
+        except FileExistsError:  # another writer drew the same name: draw again
+            continue
+
+
 class LocalObjects:
     def __init__(self, folder: str | Path):
         self.folder = Path(folder)
@@ -71,13 +82,13 @@ class LocalObjects:
     def put(self, key: str, data: bytes) -> None:
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        fd, tmp = _create_temporary(path)
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp, path)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
             raise
 
     def get(self, key: str) -> bytes:

@@ -73,3 +73,42 @@ def s3_env(services: LocalServices, monkeypatch: pytest.MonkeyPatch) -> LocalSer
     for name, value in services.env().items():
         monkeypatch.setenv(name, value)
     return services
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The accounting identity over every run the test session made: each run checks it itself when it finishes
+# (cluster.api), and this checks again, independently, every run folder left under the session's temporary folder,
+# finished, interrupted or rerun alike. A test that forges an unbalanced store on purpose names its run folder
+# "forged-…" so that it is left out.
+
+ACCOUNTING: dict[str, list[str]] = {"checked": [], "problems": []}
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from cluster.store import RunStore
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None or session.config.option.collectonly:
+        return
+    for manifest in sorted(factory.getbasetemp().rglob("manifest.json")):
+        folder = manifest.parent
+        if "history" in folder.parts or any(part.startswith("forged-") for part in folder.parts):
+            continue
+        ACCOUNTING["checked"].append(str(folder))
+        try:
+            RunStore(folder).check_accounting()
+        except Exception as exc:
+            ACCOUNTING["problems"].append(f"{folder}: {type(exc).__name__}: {exc}")
+    if ACCOUNTING["problems"] and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not ACCOUNTING["checked"]:
+        return
+    problems = ACCOUNTING["problems"]
+    terminalreporter.write_sep(
+        "-", f"accounting: {len(ACCOUNTING['checked'])} run(s) checked, {len(problems)} unbalanced"
+    )
+    for problem in problems:
+        terminalreporter.write_line(problem, red=True)

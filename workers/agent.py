@@ -74,10 +74,12 @@ class AgentConfig(Strict):
         "sandboxed kernel) or direct (one JSON sequence of labelled calls); built-in policies always use function "
         "calling",
     )
-    max_turns: int = Field(default=12, ge=1, description="model replies per episode before budget_exhausted")
+    # every bound is finite: a typo must be an error, never a limit that is silently off
+    max_turns: int = Field(default=12, ge=1, le=1000, description="model replies per episode before budget_exhausted")
     max_parse_errors: int = Field(
         default=2,
         ge=1,
+        le=1000,
         description="consecutive unparseable replies before the episode ends as parse_error (the default feeds the "
         "error back once)",
     )
@@ -85,8 +87,16 @@ class AgentConfig(Strict):
     react_prompt: str = REACT_PROMPT
     direct_prompt: str = DIRECT_PROMPT
     codeact_prompt: str = CODEACT_PROMPT
-    step_timeout_s: float = Field(default=10.0, gt=0, description="codeact: wall-clock limit of one <execute>")
-    memory_mb: int = Field(default=1024, ge=64, description="codeact: address-space limit of the kernel")
+    step_timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=86_400,
+        allow_inf_nan=False,
+        description="codeact: wall-clock limit of one <execute> (at most a day)",
+    )
+    memory_mb: int = Field(
+        default=1024, ge=64, le=65_536, description="codeact: address-space limit of the kernel (64 MB to 64 GB)"
+    )
 
 
 def _assistant_message(content: str | None, calls: list[Any]) -> dict[str, Any]:

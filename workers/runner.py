@@ -11,11 +11,11 @@ import asyncio
 import os
 import socket
 import time
-import traceback
 from dataclasses import asdict, dataclass
 
 from pydantic import Field
 
+from env_core.errors import Category, InfraError, UndertowError, classify, describe, last_frames
 from env_core.families import get_family
 from env_core.faults import Setting, expects_give_up
 from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
@@ -25,7 +25,7 @@ from retrieval.index import RetrievalConfig
 from retrieval.service import searcher_for
 from scoring.trajectory import score_trajectory
 from workers.agent import PROTOCOLS, AgentConfig
-from workers.clients import InfraError, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
+from workers.clients import ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from workers.policies import make_policy
 
 
@@ -55,10 +55,23 @@ class ShardOutput:
     wall_s: float
 
 
+# How an episode that raised ends, by the category of what it raised (env_core.errors)
+OUTCOME_OF = {
+    Category.config: Outcome.config_error,
+    Category.data: Outcome.config_error,
+    Category.model: Outcome.model_error,
+    Category.infrastructure: Outcome.infra_error,
+    Category.sandbox: Outcome.infra_error,
+}
+
 WORKER = f"{socket.gethostname()}:{os.getpid()}"  # which process ran an episode, for placement checks
 
 
-def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Trajectory, wall_ms: float) -> EpisodeResult:
+def _result(
+    shard: ShardSpec, suite: Suite | None, plan: EpisodePlan, trajectory: Trajectory, wall_ms: float
+) -> EpisodeResult:
+    """One result row. ``suite`` None: the suite could not be loaded (family and cluster then come from the plan)."""
+    scenario = suite.by_id.get(plan.scenario_id) if suite is not None else None
     tool_steps = trajectory.tool_steps()
     # in function calling a turn has a parse stage only when its calls were read from its text
     text_calls_possible = shard.agent.protocol == "function_calling" and shard.model.served
@@ -67,11 +80,11 @@ def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Traje
         shard_id=shard.shard_id,
         model=shard.model.name,
         suite=shard.suite.label,
-        family=suite.family,
+        family=suite.family if suite is not None else shard.suite.family or "",
         setting=shard.setting.name,
         seed=plan.seed,
         scenario_id=plan.scenario_id,
-        cluster_id=suite.by_id[plan.scenario_id].variant_of or plan.scenario_id,
+        cluster_id=(scenario.variant_of if scenario is not None else None) or plan.scenario_id,
         outcome=trajectory.outcome,
         n_turns=len(trajectory.turns),
         n_tool_calls=len(tool_steps),
@@ -86,6 +99,7 @@ def _result(shard: ShardSpec, suite: Suite, plan: EpisodePlan, trajectory: Traje
         model_ms=sum(t.latency_ms for t in trajectory.turns),
         tool_ms=sum(s.observation.latency_ms for s in tool_steps if s.observation is not None),
         error=trajectory.error,
+        error_trace=trajectory.error_trace,
         worker=WORKER,
     )
 
@@ -118,15 +132,14 @@ async def run_episode(
         else:
             raise InfraError(f"model '{model.name}' (kind '{model.kind}') has no client")
         await PROTOCOLS[protocol](env, client, shard.agent, trajectory)
-    except InfraError as exc:
-        trajectory.outcome, trajectory.error = Outcome.infra_error, str(exc)
-    except Exception as exc:  # a harness bug must not be charged to the model, nor lose the row
-        last = traceback.format_exc().strip().splitlines()[-1]
-        trajectory.outcome, trajectory.error = Outcome.infra_error, f"harness error: {type(exc).__name__}: {last}"
+    except Exception as exc:  # nothing may lose the row; a harness bug is never charged to the model
+        trajectory.outcome = OUTCOME_OF[classify(exc)]
+        trajectory.error = describe(exc) if isinstance(exc, UndertowError) else f"harness error: {describe(exc)}"
+        trajectory.error_trace = last_frames(exc)
     finally:
         env.close()
     result = _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0)
-    if trajectory.outcome != Outcome.infra_error:
+    if trajectory.outcome.judged:
         first_tried = env.first_tried_tools()
         expected = expects_give_up(scenario, env.faults, first_tried)
         scored = score_trajectory(trajectory, scenario, expected)
@@ -179,9 +192,15 @@ def run_shard(shard: ShardSpec) -> ShardOutput:
     return asyncio.run(run_shard_async(shard))
 
 
-def infra_error_shard(shard: ShardSpec, reason: str) -> ShardOutput:
-    """Record every episode of a shard as ``infra_error`` without running it (endpoint down, worker lost)."""
-    suite = load_ref(shard.suite)
+def infra_error_shard(
+    shard: ShardSpec, reason: str, outcome: Outcome = Outcome.infra_error, trace: str | None = None
+) -> ShardOutput:
+    """Record every episode of a shard as ``infra_error`` (endpoint down, worker lost), or as ``config_error`` when
+    the shard cannot run for a reason that will not change (its suite is gone), without running it."""
+    try:
+        suite: Suite | None = load_ref(shard.suite)
+    except Exception:  # the reason may be the suite itself: the rows are still recorded
+        suite = None
     results, trajectories = [], []
     for plan in shard.episodes:
         trajectory = Trajectory(
@@ -190,8 +209,9 @@ def infra_error_shard(shard: ShardSpec, reason: str) -> ShardOutput:
             model=shard.model.name,
             setting=shard.setting.name,
             seed=plan.seed,
-            outcome=Outcome.infra_error,
+            outcome=outcome,
             error=reason,
+            error_trace=trace,
         )
         results.append(_result(shard, suite, plan, trajectory, 0.0))
         trajectories.append(trajectory)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import typer
 
-from cluster.cli import results, runs, suites
+from cluster.cli import errors, results, runs, suites
 
 app = typer.Typer(
     help="Evaluate tool-using LLM agents under tool failures.",
@@ -14,6 +14,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _options(
+    debug: bool = typer.Option(False, "--debug", help="print the traceback of an error too"),
+) -> None:
+    errors.DEBUG_FLAG[0] = debug  # per invocation: the flag does not outlive the command
+
 
 # in the order `undertow --help` lists them
 app.command()(runs.run)
@@ -26,6 +34,7 @@ app.command()(results.sync)
 app.command()(runs.validate)
 app.command()(suites.build)
 app.command()(results.replay)
+app.command()(results.episodes)
 app.command()(runs.submit)
 app.command(name="retrieval-eval")(suites.retrieval_eval)
 app.command(name="list")(suites.list_builtins)

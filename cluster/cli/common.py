@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 console = Console()
 errors = Console(stderr=True)
@@ -17,6 +19,7 @@ Overrides = Annotated[list[str] | None, typer.Argument(help="dotted overrides, e
 SkipInvalid = Annotated[bool, typer.Option("--skip-invalid", help="leave out invalid scenarios instead of stopping")]
 Address = Annotated[str | None, typer.Option("--address", help="existing Ray cluster to run on")]
 Workers = Annotated[int | None, typer.Option("--workers", min=1, help="worker actors (default: all CPUs)")]
+DEFAULT_STORE = "runs"  # where the commands look for a run when no --store is given
 StoreOpt = Annotated[str | None, typer.Option("--store", help="run store folder (default: run.store, 'runs')")]
 RunArg = Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, or a run folder")]
 ConfigArg = Annotated[Path, typer.Argument(metavar="CONFIG", help="sweep config (YAML)")]
@@ -24,8 +27,25 @@ Format = Annotated[str, typer.Option("--format", help="table | json")]
 
 
 def warn(message: str) -> None:
-    errors.print(f"[yellow]{message}[/yellow]", highlight=False, soft_wrap=True)
+    """A warning in yellow; ``message`` is text, never rich markup (it may hold names and values users wrote)."""
+    errors.print(f"[yellow]{escape(message)}[/yellow]", highlight=False, soft_wrap=True)
 
 
 def info(message: str) -> None:
-    console.print(message, soft_wrap=True)
+    console.print(escape(message), soft_wrap=True)
+
+
+def store_flag(location: str) -> str:
+    """`` --store X`` for a hint that names a command on the run at ``location`` (its folder or ``s3://`` URI), so
+    that the hint works as printed; "" when the run is in the default store, where every command looks anyway."""
+    if location.startswith("s3://"):
+        return f" --store {shlex.quote(location.rstrip('/').rsplit('/', 1)[0])}"
+    root = Path(location).parent
+    if root.resolve() == Path(DEFAULT_STORE).resolve():
+        return ""
+    return f" --store {shlex.quote(str(root))}"
+
+
+def run_command(command: str, run_id: str, location: str, *options: str) -> str:
+    """A command line on a run to show in a hint: ``undertow COMMAND RUN [OPTIONS] [--store X]``."""
+    return " ".join(["undertow", command, shlex.quote(run_id), *options]) + store_flag(location)

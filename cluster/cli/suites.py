@@ -8,12 +8,14 @@ from types import TracebackType
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
+from rich.text import Text
 
 from cluster import api
-from cluster.cli.common import Format, console
-from cluster.cli.errors import user_errors
+from cluster.cli.common import Format, console, info
+from cluster.cli.errors import check_format, user_errors
 from cluster.report import print_report_table
 
 Fields = Annotated[
@@ -29,6 +31,7 @@ class Spinner:
         self.status: Status | None = None
 
     def show(self, text: str) -> None:
+        text = escape(text)  # names a family or a model: text, not markup
         if self.status is None:
             self.status = console.status(text)
             self.status.start()
@@ -72,7 +75,7 @@ def build(
         )
     for table in built.tables:
         print_report_table(table, console)
-    console.print(f"wrote a {built.family} suite to {out}")
+    info(f"wrote a {built.family} suite to {out}")
 
 
 @user_errors
@@ -94,12 +97,13 @@ def retrieval_eval(
     format: Format = "table",
 ) -> None:
     """Recall@k of each scenario's solution functions when the query is the task text, per search mode."""
+    check_format(format)
     found = api.retrieval_eval(suite_name, fields, modes=modes, ks=ks, model=model, device=device, index=index)
     if format == "json":
         print(json.dumps(found.as_dict(), indent=2))
         return
     table = Table(
-        title=f"{found.suite}: {found.tools} tools, {found.scenarios} scenarios, query = task text",
+        title=Text(f"{found.suite}: {found.tools} tools, {found.scenarios} scenarios, query = task text"),
         title_justify="left",
     )
     table.add_column("mode")
@@ -119,8 +123,8 @@ def list_builtins() -> None:
     found = api.catalog()
     console.print("[bold]families[/bold] (a suite config names one with family: NAME):")
     for family in found.families:
-        console.print(f"  {family.name:12s} {family.description}")
+        info(f"  {family.name:12s} {family.description}")
     console.print("[bold]settings[/bold]:")
     for setting in found.settings:
-        console.print(f"  {setting.name:12s} {setting.description}")
-    console.print(f"[bold]policies[/bold]: {', '.join(found.policies)}")
+        info(f"  {setting.name:12s} {setting.description}")
+    console.print(f"[bold]policies[/bold]: {escape(', '.join(found.policies))}")

@@ -15,7 +15,7 @@ from cluster.report.plots import figures as draw_figures
 from cluster.report.traces import pick_trace, trace_view
 from env_core.families import ReportTable
 from env_core.model import EpisodeResult, Outcome, Trajectory
-from scoring.analysis import Analysis
+from scoring.analysis import NO_RECOVERY, Analysis
 from scoring.formatting import MISSING, ci_range, number, p_value, pct, points, signed_interval
 
 if TYPE_CHECKING:
@@ -55,8 +55,9 @@ def _sign(low: float | None, high: float | None) -> str:
 
 
 def _gap_view(analysis: Analysis) -> list[dict[str, Any]]:
-    return [
-        {
+    rows = []
+    for g in analysis.gaps:
+        row: dict[str, Any] = {
             "model": g.model,
             "suite": g.suite,
             "setting": g.setting,
@@ -67,8 +68,11 @@ def _gap_view(analysis: Analysis) -> list[dict[str, Any]]:
             "n": g.n_paired if g.paired else f"unpaired ({g.n_clean} / {g.n_faulted})",
             "sign": _sign(g.ci_low, g.ci_high),
         }
-        for g in analysis.gaps
-    ]
+        if not g.recoverable:  # giving up is right under this setting: the row says so instead of a gap
+            na, reason = NO_RECOVERY.split(": ", 1)
+            row.update(estimate=na, ci=reason, n=MISSING, sign="")
+        rows.append(row)
+    return rows
 
 
 def _comparison_view(analysis: Analysis) -> list[dict[str, Any]]:

@@ -34,7 +34,8 @@ OUTCOME_COLOURS = {
     Outcome.budget_exhausted.value: "#E69F00",
     Outcome.parse_error.value: "#CC79A7",
     Outcome.model_error.value: "#D55E00",
-    Outcome.infra_error.value: "#BBBBBB",  # grey: not the model's doing
+    Outcome.infra_error.value: "#BBBBBB",  # greys: not the model's doing
+    Outcome.config_error.value: "#777777",
 }
 DPI = 100
 

@@ -1,5 +1,8 @@
 """Terminal tables (rich): the run summary, paired comparisons, recovery gaps, and any :class:`ReportTable` a family
-or a build hands over, rendered without knowing what it holds."""
+or a build hands over, rendered without knowing what it holds.
+
+Every name and value in a table (models, suites, settings, run ids, a family's cells) is shown as plain text, never
+read as rich markup: a model called ``[bold]x`` or a setting called ``[/oracle]`` prints as it is written."""
 
 from __future__ import annotations
 
@@ -7,11 +10,13 @@ from collections.abc import Iterable, Mapping
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from env_core.families import FamilySummary, ReportTable
 from env_core.model import Outcome
-from scoring.analysis import Analysis
+from scoring.analysis import NO_RECOVERY, Analysis
 from scoring.formatting import MISSING, ci_range, number, p_value, pct, points, signed_interval
 from scoring.summary import SummaryRow
 
@@ -21,16 +26,57 @@ _SHORT = {
     Outcome.parse_error.value: "parse",
     Outcome.infra_error.value: "infra",
     Outcome.budget_exhausted.value: "budget",
+    Outcome.config_error.value: "config",
 }
 
 
+# Longest model name a comparison or gap table shows whole (two fit a 160-column log line); longer ones are
+# shortened in the middle, as long as the shortened names stay distinct.
+MODEL_LABEL_LIMIT = 26
+# Names pooled from runs of one config (name@run_id) differ only in their run id's end, time and fingerprint
+# (``-090052-fd49cf``): a shortened name keeps at least that much of its end.
+MODEL_LABEL_TAIL = 13
+
+
 def new_table(title: str, columns: list[tuple[str, str]]) -> Table:
-    """The house table style; ``columns`` are (header, "left" | "right"). Right-aligned columns hold numbers and
-    intervals, which never wrap: narrow terminals squeeze the text columns instead."""
-    table = Table(title=title or None, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    """The house table style; ``columns`` are (header, "left" | "right"), headers and title as plain text.
+    Right-aligned columns hold numbers and intervals, which never wrap: narrow terminals squeeze the text columns
+    instead, folding a long name onto the next line rather than cutting it (two names cut alike would look equal)."""
+    table = Table(
+        title=Text(title) if title else None,
+        title_justify="left",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     for column, justify in columns:
-        table.add_column(column, justify=justify, no_wrap=justify == "right")  # type: ignore[arg-type]
+        right = justify == "right"
+        table.add_column(
+            Text(column),
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=right,
+            overflow="ellipsis" if right else "fold",
+        )
     return table
+
+
+def add_row(table: Table, *cells: object) -> None:
+    """A row of plain-text cells (never rich markup)."""
+    table.add_row(*(Text(str(cell)) for cell in cells))
+
+
+def model_labels(names: Iterable[str], limit: int = MODEL_LABEL_LIMIT) -> dict[str, str]:
+    """How each model name is shown in a narrow column: as it is when it fits ``limit``, else its start and its
+    end around "…", keeping enough of the end that no two labels are equal; whole names when none would do."""
+    names = list(dict.fromkeys(names))
+    if all(len(n) <= limit for n in names):
+        return {n: n for n in names}
+    for tail in range(min(MODEL_LABEL_TAIL, limit - 2), limit - 1):
+        head = limit - 1 - tail
+        labels = {n: n if len(n) <= limit else f"{n[:head]}…{n[-tail:]}" for n in names}
+        if len(set(labels.values())) == len(names):
+            return labels
+    return {n: n for n in names}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -45,7 +91,7 @@ def report_table(table: ReportTable) -> Table:
     for i, row in enumerate(table.rows):
         if i in sections and i > 0:
             out.add_section()
-        out.add_row(*row)
+        add_row(out, *row)
     return out
 
 
@@ -54,7 +100,7 @@ def print_report_table(table: ReportTable, console: Console) -> None:
     if table.rows:
         console.print(report_table(table))
     if table.note:
-        console.print(table.note, highlight=False, soft_wrap=True)
+        console.print(Text(table.note), highlight=False, soft_wrap=True)
 
 
 def print_tables(tables: Iterable[ReportTable], console: Console) -> None:
@@ -82,7 +128,8 @@ def summary_table(rows: list[SummaryRow], title: str = "") -> Table:
         if previous_model is not None and row.model != previous_model:
             table.add_section()
         previous_model = row.model
-        table.add_row(
+        add_row(
+            table,
             row.model,
             row.suite,
             row.setting,
@@ -96,13 +143,21 @@ def summary_table(rows: list[SummaryRow], title: str = "") -> Table:
     return table
 
 
-def print_summary(rows: list[SummaryRow], console: Console, title: str = "") -> None:
+def print_summary(rows: list[SummaryRow], console: Console, title: str = "", status: str = "undertow status") -> None:
+    """The summary table and what its infra_error and config_error episodes mean; ``status`` is the command that
+    shows their errors (with the run and its store, where the caller knows them)."""
     console.print(summary_table(rows, title))
     infra = sum(r.outcomes.get(Outcome.infra_error.value, 0) for r in rows)
     if infra:
         console.print(
             f"[yellow]{infra} episode(s) ended in infra_error: they are excluded from the rates above "
             "and can be rerun.[/yellow]"
+        )
+    config = sum(r.outcomes.get(Outcome.config_error.value, 0) for r in rows)
+    if config:
+        console.print(
+            f"[yellow]{config} episode(s) ended in config_error: they are excluded from the rates above; a rerun "
+            f"fails the same way, so fix the config or data (see `{escape(status)}`) and start a new run.[/yellow]"
         )
 
 
@@ -130,16 +185,18 @@ def comparison_table(analysis: Analysis) -> Table:
         f"Paired model comparisons (accuracy = solved; Δ = A − B in points, {level} cluster-bootstrap CI)",
         columns,
     )
+    label = model_labels(analysis.models + [n for c in analysis.comparisons for n in (c.model_a, c.model_b)])
     previous = None
     for c in analysis.comparisons:
         if previous is not None and (c.suite, c.setting) != previous:
             table.add_section()
         previous = (c.suite, c.setting)
-        table.add_row(
+        add_row(
+            table,
             c.suite,
             c.setting,
-            c.model_a,
-            c.model_b,
+            label[c.model_a],
+            label[c.model_b],
             str(c.n),
             pct(c.accuracy_a),
             pct(c.accuracy_b),
@@ -168,22 +225,46 @@ def gap_table(analysis: Analysis) -> Table:
         f"Recovery gaps: {analysis.baseline} accuracy − faulted accuracy (points, {level} CI)",
         columns,
     )
+    label = model_labels(analysis.models + [g.model for g in analysis.gaps])
     previous = None
     for g in analysis.gaps:
         if previous is not None and g.model != previous:
             table.add_section()
         previous = g.model
-        table.add_row(
-            g.model,
+        if not g.recoverable:  # giving up is right there: no gap to report (the note under the table says why)
+            gap, interval, n = "n/a", MISSING, MISSING
+        else:
+            gap, interval = points(g.estimate), signed_interval(g.ci_low, g.ci_high)
+            n = str(g.n_paired) if g.paired else f"unpaired ({g.n_clean}/{g.n_faulted})"
+        add_row(
+            table,
+            label[g.model],
             g.suite,
             g.setting,
             pct(analysis.accuracy(g.model, g.suite, g.baseline)),
             pct(analysis.accuracy(g.model, g.suite, g.setting)),
-            points(g.estimate),
-            signed_interval(g.ci_low, g.ci_high),
-            str(g.n_paired) if g.paired else f"unpaired ({g.n_clean}/{g.n_faulted})",
+            gap,
+            interval,
+            n,
         )
     return table
+
+
+def no_recovery_note(analysis: Analysis) -> str | None:
+    """The line under the gap table that explains its "n/a" rows, naming their settings; None without any."""
+    settings = list(dict.fromkeys(g.setting for g in analysis.gaps if not g.recoverable))
+    if not settings:
+        return None
+    names = ", ".join(f"'{s}'" for s in settings)
+    return f"{NO_RECOVERY} under {names}: every episode there expects the model to give up (see Gave up)."
+
+
+def shortened_note(analysis: Analysis) -> str | None:
+    """The line saying that long model names were shortened in the tables, and where the whole names are."""
+    label = model_labels(analysis.models)
+    if all(label[m] == m for m in analysis.models):
+        return None
+    return "Long model names are shortened in the middle above; --format json gives them whole."
 
 
 def print_comparison(analysis: Analysis, console: Console) -> None:
@@ -194,13 +275,24 @@ def print_comparison(analysis: Analysis, console: Console) -> None:
         console.print("[yellow]No two models share a valid episode: nothing to compare pairwise.[/yellow]")
     if analysis.gaps:
         console.print(gap_table(analysis))
+        note = no_recovery_note(analysis)
+        if note:
+            console.print(Text(note), highlight=False, soft_wrap=True)
     else:
         console.print(
-            f"[yellow]No recovery gaps: no model has valid episodes under both '{analysis.baseline}' "
+            f"[yellow]No recovery gaps: no model has valid episodes under both '{escape(analysis.baseline)}' "
             "and a faulted setting.[/yellow]"
         )
+    shortened = shortened_note(analysis)
+    if shortened and (analysis.comparisons or analysis.gaps):
+        console.print(Text(shortened, style="dim"), highlight=False, soft_wrap=True)
     if analysis.n_infra_errors:
         console.print(
             f"[yellow]{analysis.n_infra_errors} episode(s) ended in infra_error: they are excluded from every "
             "number above and can be rerun.[/yellow]"
+        )
+    if analysis.n_config_errors:
+        console.print(
+            f"[yellow]{analysis.n_config_errors} episode(s) ended in config_error: they are excluded from every "
+            "number above; fix the config or data and start a new run.[/yellow]"
         )

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from env_core.model import EpisodeResult, Outcome, Trajectory
+from env_core.model import EpisodeResult, Trajectory
 
 
 def pick_trace(
@@ -17,11 +17,11 @@ def pick_trace(
     else one where a fault fired, else the first episode that did not end in ``infra_error``, else the first.
     ``load_trajectories(shard_id)`` yields a shard's trajectories; None when no candidate's trajectory is found."""
     results = list(results)
-    fired = [r for r in results if r.faults_fired > 0 and r.outcome != Outcome.infra_error]
+    fired = [r for r in results if r.faults_fired > 0 and r.outcome.judged]
     tiers = [
         [r for r in fired if r.solved],
         fired,
-        [r for r in results if r.outcome != Outcome.infra_error],
+        [r for r in results if r.outcome.judged],
         results,
     ]
     loaded: dict[str, dict[str, Trajectory]] = {}

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from env_core import errors
 from env_core.sandbox.protocol import CodeResult, FunctionStub, ToolReply, stub_json
 
 # env_core/sandbox/host.py -> the directory that holds env_core, for the child's PYTHONPATH.
@@ -33,7 +34,7 @@ FILE_SIZE_LIMIT_MB = 16
 OPEN_FILES_LIMIT = 256
 
 
-class SandboxError(RuntimeError):
+class SandboxError(errors.SandboxError):
     """The kernel could not be started, or the kernel was used after ``close()``. Infrastructure, not the agent."""
 
 

@@ -338,8 +338,8 @@ class SqlfuncsSuite(SuiteConfig):
 
     family: Literal["sqlfuncs"] = "sqlfuncs"
     spider: str = Field(description="Spider-format folder: tables.json, questions, database/<db_id>/<db_id>.sqlite")
-    seed: int = Field(default=0, description="naming and augmentation seed")
-    augment: int = Field(default=1, ge=0, description="augmented variants per kept question")
+    seed: int = Field(default=0, ge=0, lt=2**31, description="naming and augmentation seed")
+    augment: int = Field(default=1, ge=0, le=100, description="augmented variants per kept question")
     questions: str | None = Field(default=None, description="questions file name in the folder (default: dev.json)")
 
     _resolve_spider = field_validator("spider")(resolve_path)

@@ -17,9 +17,28 @@ from cluster.store import RunStore
 
 
 def busy_workers() -> list[int]:
-    """PIDs of this session's Ray worker processes running a shard (Ray titles them after the actor method)."""
-    listing = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True, check=True).stdout
-    return [int(line.split()[0]) for line in listing.splitlines() if "ray::EpisodeWorker.run" in line]
+    """PIDs of this session's Ray worker processes running a shard (Ray titles them after the actor method). Only
+    descendants of this process count: the local Ray the session started is its child, and another run's workers
+    on the same machine are not this test's to kill."""
+    listing = subprocess.run(["ps", "-eww", "-o", "pid,ppid,args"], capture_output=True, text=True, check=True).stdout
+    parent: dict[int, int] = {}
+    running: list[int] = []
+    for line in listing.splitlines()[1:]:
+        pid, ppid, *args = line.split(None, 2)
+        parent[int(pid)] = int(ppid)
+        if args and "ray::EpisodeWorker.run" in args[0]:
+            running.append(int(pid))
+
+    def ours(pid: int) -> bool:
+        seen = set()
+        while pid not in seen and pid > 1:
+            if pid == os.getpid():
+                return True
+            seen.add(pid)
+            pid = parent.get(pid, 0)
+        return False
+
+    return [pid for pid in running if ours(pid)]
 
 
 def test_a_worker_killed_mid_shard_is_replaced_and_its_shard_retried(tmp_path: Path, ray_local: None) -> None:

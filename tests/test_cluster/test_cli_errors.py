@@ -32,8 +32,8 @@ def run_cli(*args: str) -> tuple[int, str]:
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [
-        ({"modles": ["oracle"]}, ["sweep.yaml: modles: unknown field"]),
-        ({"agent": {"max_turns": "many"}}, ["sweep.yaml: agent.max_turns:", "valid integer", '"many"']),
+        ({"modles": ["oracle"]}, ["sweep.yaml:3: modles: unknown field"]),
+        ({"agent": {"max_turns": "many"}}, ["sweep.yaml:2: agent.max_turns:", "valid integer", '"many"']),
         ({"agent": {"max_turns": 0}}, ["agent.max_turns:", "greater than or equal to 1"]),
         ({"models": ["oracle", "gpt-9"]}, ["models[1]: unknown model 'gpt-9'", "oracle, naive, random"]),
         ({"models": [{"name": "m", "kind": "openai"}]}, ["models[0]:", "needs base_url"]),
@@ -84,7 +84,7 @@ def test_invalid_yaml(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("models: [oracle\nsuites: smoke\n")
     code, output = run_cli("run", str(path))
-    assert code == 2 and "bad.yaml: not valid YAML" in output and "line" in output
+    assert code == 2 and "bad.yaml:2: not valid YAML" in output and "line 1" in output
 
 
 def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
@@ -98,7 +98,7 @@ def test_missing_suite_folder_and_scenario_file(tmp_path: Path) -> None:
     code, output = run_cli("run", str(write_config(tmp_path, suites=["no_such_suite_dir"])))
     assert code == 2 and "'no_such_suite_dir' is neither a suite folder nor a family" in " ".join(output.split())
     code, output = run_cli("run", str(write_config(tmp_path, suites=[{"path": "no_such_suite_dir"}])))
-    assert code == 2 and "no_such_suite_dir: suite folder not found" in output
+    assert code == 2 and "sweep.yaml:11: suites[0].path: folder" in output and "no_such_suite_dir not found" in output
     code, output = run_cli("run", str(write_config(tmp_path, suites=[{"family": "smoke", "scenarios": "x.jsonl"}])))
     assert code == 2 and "x.jsonl: scenario file not found" in output
     assert not (tmp_path / "runs").exists()
@@ -138,7 +138,7 @@ def test_gold_plan_with_unknown_tool_stops_the_run(tmp_path: Path) -> None:
     config = write_config(tmp_path, suites=[{"family": "smoke", "scenarios": scenarios.name}])
     code, output = run_cli("run", str(config))
     assert code == 2
-    assert "mine.jsonl: scenario 'smoke-reports-02'" in output
+    assert "mine.jsonl:2: scenario 'smoke-reports-02'" in output
     assert "gold.plans[1][0] references unknown tool 'teleport_employee'" in output
     assert "--skip-invalid" in output
     assert not (tmp_path / "runs").exists()
@@ -169,3 +169,90 @@ def test_report_errors(tmp_path: Path) -> None:
     assert code == 2 and "run 'no-such-run' not found" in output
     code, output = run_cli("report", "x", "--format", "xml")
     assert code == 2 and "--format: expected 'table' or 'json', got 'xml'" in output
+
+
+def run_split(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_markup_in_an_override_is_text_not_rich_markup(tmp_path: Path) -> None:
+    # "[/oracle]" is a closing tag to rich: printed as markup it raised MarkupError and a traceback
+    code, out, err = run_split("validate", str(write_config(tmp_path)), "models=[/oracle]")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: ")
+    assert "models[0]: unknown model '/oracle'" in err and "Traceback" not in err
+
+
+def test_markup_in_names_is_printed_literally_by_every_command(tmp_path: Path) -> None:
+    # names users choose freely (a suite's alias here) reach tables, titles and notes of many commands
+    from cluster.config import SweepConfig
+    from cluster.plan import plan_sweep
+    from cluster.store import RunStore
+    from workers.runner import run_shard
+
+    label = "[/oracle][bold]x[/bold]"
+    config = SweepConfig.model_validate(
+        {
+            "name": "markup",
+            "models": ["oracle", "naive"],
+            "suites": [{"family": "smoke", "limit": 4, "alias": label}],
+            "settings": ["clean", "first_tried"],
+            "run": {"store": str(tmp_path)},
+        }
+    )
+    manifest = plan_sweep(config)
+    store = RunStore.create(tmp_path, manifest.run_id)
+    store.write_manifest(manifest)
+    for shard in manifest.shards:
+        store.commit(run_shard(shard))
+    # each command's first row with the label, as printed (split into cells), and where the label must be in it
+    expected = {
+        "report": (0, ["oracle", label, "clean"]),
+        "status": (0, ["oracle", label, "clean"]),
+        "compare": (0, [label, "clean", "oracle", "naive"]),
+        "episodes": (1, ["oracle", label, "clean"]),
+    }
+    for command, (start, cells) in expected.items():
+        code, out, err = run_split(command, manifest.run_id, "--store", str(tmp_path))
+        assert code == 0 and "Traceback" not in out + err, (command, err)
+        row = next(line.split() for line in out.splitlines() if label in line)
+        assert row[start : start + len(cells)] == cells, (command, row)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            ["--model", "all-MiniLM-L6-v3"],
+            "error: --model: no sentence-transformers model 'all-MiniLM-L6-v3' here: it is not the packaged "
+            "all-MiniLM-L6-v2, a folder, or in the local Hugging Face cache (nothing is downloaded); did you mean "
+            "'all-MiniLM-L6-v2'?",
+        ),
+        (["--model", "nosuch", "--modes", "hybrid"], "error: --model: no sentence-transformers model 'nosuch' here"),
+        (
+            ["--k", "0,x"],
+            "error: --k: expected comma-separated positive integers, e.g. 1,3,9, got '0,x' "
+            "(not positive integers: '0', 'x')",
+        ),
+        (["--k", ""], "error: --k: expected comma-separated positive integers, e.g. 1,3,9, got ''"),
+        (
+            ["--modes", "bm25,dens"],
+            "error: --modes: unknown mode 'dens'; expected some of bm25, dense, hybrid, lexical; did you mean 'dense'?",
+        ),
+        (["--index", "nosuch"], "error: --index: Input should be 'flat', 'ivf' or 'hnsw' (got \"nosuch\")"),
+        (["--device", "tpu"], "error: --device: expected cpu, cuda, cuda:N or mps, got 'tpu'"),
+        (["--format", "xml"], "error: --format: expected 'table' or 'json', got 'xml'"),
+    ],
+)
+def test_retrieval_eval_options_are_one_line_errors(options: list[str], message: str) -> None:
+    code, out, err = run_split("retrieval-eval", "--suite", "smoke", *options)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.strip().startswith(message)
+
+
+def test_retrieval_eval_suite_typo_names_the_option() -> None:
+    code, _, err = run_split("retrieval-eval", "--suite", "smokee")
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: --suite: unknown family 'smokee'; did you mean 'smoke'?")

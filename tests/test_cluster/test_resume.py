@@ -142,7 +142,7 @@ def test_bad_input(tmp_path: Path) -> None:
     config = tmp_path / "sweep.yaml"
     config.write_text(yaml.safe_dump({"models": ["oracle"], "suites": ["smoke"], "run": {"store": str(blocker / "r")}}))
     code, output = cli("run", str(config))
-    assert code == 2 and f"store folder {blocker / 'r'} is not writable" in output
+    assert code == 2 and f"store {blocker / 'r'}: cannot create the run folder" in output
     code, output = cli("run", str(config), "run.store=" + str(tmp_path / "ok"), "--address", "127.0.0.2:9")
     assert code == 2 and "no Ray cluster answers at 127.0.0.2:9" in output
 

@@ -9,10 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from env_core.environment import Environment
-from env_core.faults import PRESET_SETTINGS, FaultRuntime, Setting, expects_give_up, resolve_faults
+from env_core.faults import (
+    _TRANSIENT_MESSAGES,
+    PRESET_SETTINGS,
+    FaultRuntime,
+    Setting,
+    expects_give_up,
+    resolve_faults,
+)
 from env_core.model import (
+    TRANSIENT_ERRORS,
     Action,
     DisclosureRule,
     FaultKind,
@@ -26,6 +35,7 @@ from env_core.model import (
     ToolCall,
     ToolSpec,
 )
+from env_core.scenarios import validation_problems
 from env_core.suites import Suite
 from env_core.tools import SqliteToolBox
 
@@ -365,13 +375,16 @@ def test_transient_fault_without_error_param_is_a_503() -> None:
     assert runtime.intercept("t") is None
 
 
-def test_invalid_transient_error_kind_is_refused(reports: Reports) -> None:
-    fault = FaultSpec(kind="transient", target=reports.direct, persistence=temporary(1), params={"error": "meteor"})
-    with pytest.raises(ValueError) as excinfo:
-        Environment(reports.scenario, reports.suite.toolbox, faults=[fault])
-    assert str(excinfo.value) == (
-        "transient fault error must be one of ['rate_limit', 'service_unavailable', 'timeout'], got 'meteor'"
-    )
+def test_invalid_transient_error_kind_is_refused_when_the_fault_is_read(reports: Reports) -> None:
+    with pytest.raises(ValidationError) as excinfo:
+        FaultSpec(kind="transient", target=reports.direct, persistence=temporary(1), params={"error": "meteor"})
+    assert validation_problems(excinfo.value) == [
+        "params.error: unknown value 'meteor'; expected one of: service_unavailable, rate_limit, timeout"
+    ]
+
+
+def test_every_transient_error_a_fault_accepts_has_its_wording() -> None:
+    assert set(TRANSIENT_ERRORS) == set(_TRANSIENT_MESSAGES)
 
 
 def test_fault_runtime_reports_the_tool_first_tried_disabled() -> None:

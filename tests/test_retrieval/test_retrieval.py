@@ -213,8 +213,8 @@ def test_retrieval_eval_cli(suite: Suite, tmp_path: Path) -> None:
     for args, message in [
         ([], "Missing option '--suite'"),
         (["--suite", "sqlfunc"], "unknown family 'sqlfunc'; did you mean 'sqlfuncs'?"),
-        (["--suite", str(folder), "--k", "0"], "--k: expected positive integers"),
-        (["--suite", str(folder), "--modes", "magic"], "--modes: unknown ['magic']"),
+        (["--suite", str(folder), "--k", "0"], "--k: expected comma-separated positive integers, e.g. 1,3,9, got '0'"),
+        (["--suite", str(folder), "--modes", "magic"], "--modes: unknown mode 'magic'; expected some of bm25, dense"),
     ]:
         bad = runner.invoke(app, ["retrieval-eval", *args])
         assert bad.exit_code == 2 and message in " ".join(bad.output.split()), bad.output

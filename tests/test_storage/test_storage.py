@@ -6,12 +6,16 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
+import stat
 from pathlib import Path
 
 import numpy as np
 import pytest
-from services import BUCKET, LocalServices
+from services import BUCKET, LocalServices, free_port_block
 
+from cluster.config import SweepConfig
+from cluster.plan import plan_sweep
 from cluster.store import RunStore, StoreError, parquet_rows
 from env_core.faults import PRESET_SETTINGS
 from env_core.suites import load_ref
@@ -56,8 +60,6 @@ def test_a_wrong_secret_is_refused_with_a_clear_message(s3_env: LocalServices, m
 
 
 def test_an_unreachable_server_is_storage_unavailable_not_a_missing_object(tmp_path: Path, monkeypatch) -> None:
-    from services import free_port_block
-
     port = free_port_block(1)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
@@ -88,14 +90,15 @@ def _shard(smoke_ref, model: str = "oracle") -> ShardSpec:
 
 
 def test_a_run_store_on_s3_holds_what_a_local_one_holds(s3_env: LocalServices, smoke_ref, tmp_path: Path) -> None:
-    from cluster.config import SweepConfig
-    from cluster.plan import plan_sweep
-
     config = SweepConfig.model_validate({"models": ["oracle"], "suites": [{"family": "smoke", "limit": 6}]})
     manifest = plan_sweep(config)
     output = run_shard(_shard(smoke_ref))
-    local = RunStore.create(tmp_path / "local", manifest.run_id)
-    remote = RunStore.create(f"s3://{BUCKET}/stores/{tmp_path.name}", manifest.run_id, local_copy=tmp_path / "copy")
+    # the shard is a hand-made one, not one of the manifest's: "forged-" keeps these stores out of the session's
+    # accounting check (tests/conftest.py), which they would fail by design
+    local = RunStore.create(tmp_path / "forged-local", manifest.run_id)
+    remote = RunStore.create(
+        f"s3://{BUCKET}/stores/{tmp_path.name}", manifest.run_id, local_copy=tmp_path / "forged-copy"
+    )
     for store in (local, remote):
         store.write_manifest(manifest)
         store.commit(output)
@@ -111,7 +114,7 @@ def test_a_run_store_on_s3_holds_what_a_local_one_holds(s3_env: LocalServices, s
     )
     assert [json.loads(line)["episode_id"] for line in traces.splitlines()] == [f"oracle-{i}" for i in range(6)]
     # read back from S3 alone (another machine: no local copy), the run is the same as the local one
-    elsewhere = RunStore.open(remote.location, local_copy=tmp_path / "elsewhere")
+    elsewhere = RunStore.open(remote.location, local_copy=tmp_path / "forged-elsewhere")
     assert elsewhere.committed() == local.committed() == {"shard-oracle"}
     assert [r.model_dump() for r in elsewhere.results()] == [r.model_dump() for r in local.results()]
     assert [t.episode_id for t in elsewhere.trajectories()] == [t.episode_id for t in local.trajectories()]
@@ -142,8 +145,6 @@ def test_the_embedding_cache_is_shared_through_s3(s3_env: LocalServices, tmp_pat
 
 
 def test_an_unreachable_embedding_cache_costs_time_not_the_build(tmp_path: Path, monkeypatch) -> None:
-    from services import free_port_block
-
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", f"http://127.0.0.1:{free_port_block(1)}")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
@@ -161,3 +162,47 @@ def test_runs_written_before_traces_were_compressed_still_read(smoke_ref, tmp_pa
     (store.folder / "traces" / "shard-naive.jsonl").write_bytes(gzip.decompress(packed.read_bytes()))
     packed.unlink()
     assert [t.episode_id for t in store.trajectories("shard-naive")] == [f"naive-{i}" for i in range(6)]
+
+
+@pytest.mark.parametrize(
+    ("umask", "file_mode", "folder_mode"), [(0o022, 0o644, 0o755), (0o027, 0o640, 0o750)], ids=["022", "027"]
+)
+def test_store_files_get_the_mode_the_umask_gives(
+    smoke_ref, tmp_path: Path, umask: int, file_mode: int, folder_mode: int
+) -> None:
+    manifest = plan_sweep(
+        SweepConfig.model_validate({"models": ["oracle"], "suites": [{"family": "smoke", "limit": 6}]})
+    )
+    output = run_shard(_shard(smoke_ref))
+    before = os.umask(umask)
+    try:
+        store = RunStore.create(tmp_path / "runs", manifest.run_id)
+        store.write_manifest(manifest)
+        store.commit(output)
+        store.supersede(output.shard_id)
+        LocalObjects(tmp_path / "runs" / "objects").put("a/b.bin", b"x")
+    finally:
+        os.umask(before)
+    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "runs").rglob("*")}
+    files = {k for k in modes if (tmp_path / k).is_file()}
+    assert (
+        f"runs/{manifest.run_id}/manifest.json" in files
+        and f"runs/{manifest.run_id}/history/shard-oracle.1.parquet" in files
+    )
+    assert {k: file_mode for k in files} == {k: modes[k] for k in files}  # as a plain open() would, not mkstemp's 0600
+    assert {k: folder_mode for k in modes if k not in files} == {k: modes[k] for k in modes if k not in files}
+
+
+def test_an_unreachable_s3_store_is_refused_and_leaves_no_local_copy(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    manifest = plan_sweep(
+        SweepConfig.model_validate({"models": ["oracle"], "suites": [{"family": "smoke", "limit": 2}]})
+    )
+    endpoint = f"http://127.0.0.1:{free_port_block(1)}"
+    store = RunStore.create(
+        f"s3://{BUCKET}/down", manifest.run_id, local_copy=tmp_path / "copies", endpoint_url=endpoint
+    )
+    with pytest.raises(StorageUnavailable, match=rf"S3 store s3://undertow/down/{manifest.run_id} at {endpoint}"):
+        store.write_manifest(manifest)
+    assert list(tmp_path.iterdir()) == []  # no copies/<run>/origin.json, no empty folder

@@ -294,7 +294,7 @@ def test_other_bad_request_is_infra_error(smoke: Suite, smoke_ref: SuiteRef) -> 
     with scripted_server([error(400, "tools: unsupported value for tool_choice")]) as server:
         (result,) = run_episodes(smoke_ref, endpoint(server.base_url), smoke.scenarios[:1]).results
     assert result.outcome == Outcome.infra_error
-    assert result.error.startswith("endpoint rejected the request: Error code: 400")
+    assert result.error.startswith("InfraError: endpoint rejected the request: Error code: 400")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -317,7 +317,7 @@ def test_http_503_is_retried_then_infra_error_excluded_from_accuracy(smoke: Suit
     failed, scored = output.results
     assert sum(task_of(r) == down.task for r in server.chat_requests) == 2 + 1  # max_retries + 1
     assert failed.outcome == Outcome.infra_error
-    assert failed.error.startswith("InternalServerError: Error code: 503")
+    assert failed.error.startswith("InfraError: InternalServerError: Error code: 503")
     assert "the model is loading" in failed.error
     assert (failed.solved, failed.correct, failed.score, failed.n_turns) == (False, False, 0.0, 0)
     assert (scored.outcome, scored.solved) == (Outcome.scored, True)
@@ -332,7 +332,7 @@ def test_http_401_is_infra_error(smoke: Suite, smoke_ref: SuiteRef) -> None:
         output = run_episodes(smoke_ref, endpoint(server.base_url, max_retries=2), smoke.scenarios[:1])
     (result,) = output.results
     assert result.outcome == Outcome.infra_error
-    assert result.error.startswith("AuthenticationError: Error code: 401")
+    assert result.error.startswith("InfraError: AuthenticationError: Error code: 401")
     assert "Invalid API key" in result.error
     assert server.hits() == 1
 
@@ -344,7 +344,7 @@ def test_connection_refused_is_infra_error(smoke: Suite, smoke_ref: SuiteRef) ->
     model = endpoint(f"http://127.0.0.1:{closed_port()}/v1", max_retries=1, timeout_s=2.0)
     output = run_episodes(smoke_ref, model, smoke.scenarios[:2])
     assert [r.outcome for r in output.results] == [Outcome.infra_error] * 2
-    assert all(r.error.startswith("APIConnectionError: Connection error") for r in output.results)
+    assert all(r.error.startswith("InfraError: APIConnectionError: Connection error") for r in output.results)
     assert all(r.n_turns == 0 and not r.solved for r in output.results)
 
     (row,) = summarize(output.results)
@@ -358,7 +358,7 @@ def test_endpoint_timeout_is_retried_then_infra_error(smoke: Suite, smoke_ref: S
         (result,) = run_episodes(smoke_ref, model, smoke.scenarios[:1]).results
         assert server.hits() == 2
     assert result.outcome == Outcome.infra_error
-    assert result.error.startswith("APITimeoutError: Request timed out")
+    assert result.error.startswith("InfraError: APITimeoutError: Request timed out")
 
 
 # ---------------------------------------------------------------------------------------------------------------

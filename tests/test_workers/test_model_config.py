@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from cluster.cli import app
 from cluster.config import load_config
+from env_core.errors import ConfigError
 from env_core.model import Strict
 from env_core.scenarios import validation_problems
 from workers.clients import _UNSPLIT_FIELDS, EndpointModel, ModelConfig, PolicyModel, VLLMModel, parse_model
@@ -87,7 +88,7 @@ def test_the_default_kind_is_policy(tmp_path: Path) -> None:
     code, output = validate(tmp_path, {"name": "gpt-4o"})
     assert code == 2
     assert output == (
-        f"error: {tmp_path / 'sweep.yaml'}: models[0]: unknown policy 'gpt-4o'; "
+        f"error: {tmp_path / 'sweep.yaml'}:2: models[0]: unknown policy 'gpt-4o'; "
         "built-in policies: oracle, naive, random"
     )
 
@@ -96,7 +97,7 @@ def test_a_vllm_field_on_an_endpoint_names_vllm(tmp_path: Path) -> None:
     code, output = validate(tmp_path, {**ENDPOINT, "tensor_parallel": 2})
     assert code == 2
     assert output == (
-        f"error: {tmp_path / 'sweep.yaml'}: models[0]: tensor_parallel: only for kind 'vllm' models "
+        f"error: {tmp_path / 'sweep.yaml'}:2: models[0]: tensor_parallel: only for kind 'vllm' models "
         "(this model is kind 'openai')"
     )
     # several at once: grouped by the kind they belong to
@@ -129,7 +130,7 @@ def test_an_endpoint_field_on_a_policy_or_vllm_model_names_openai(tmp_path: Path
 def test_an_unknown_kind_lists_the_kinds(tmp_path: Path) -> None:
     code, output = validate(tmp_path, {"name": "q", "kind": "sglang", "base_url": "http://127.0.0.2:8000/v1"})
     assert code == 2
-    assert output == f"error: {tmp_path / 'sweep.yaml'}: models[0]: kind: unknown kind 'sglang'; {KINDS}"
+    assert output == f"error: {tmp_path / 'sweep.yaml'}:2: models[0]: kind: unknown kind 'sglang'; {KINDS}"
     assert problems({"name": "q", "kind": None}) == [f"kind: unknown kind null; {KINDS}"]
     assert problems(7) == ["Input should be a mapping of model fields (got 7)"]
 
@@ -161,3 +162,75 @@ def test_a_manifest_recorded_before_the_split_still_reads() -> None:
     assert isinstance(endpoint, EndpointModel) and endpoint.base_url == ENDPOINT["base_url"]
     served = parse_model({**recorded, **SERVED})
     assert isinstance(served, VLLMModel) and served.weights == SERVED["weights"] and served.base_url is None
+
+
+def test_every_number_of_a_model_has_a_finite_range() -> None:
+    # a typo (an extra zero or ten) is an error, never a limit that is silently off
+    assert problems(
+        {
+            **SERVED,
+            "concurrency": 10**6,
+            "size_b": float("inf"),
+            "timeout_s": float("nan"),
+            "max_retries": 1000,
+            "tensor_parallel": 1000,
+            "replicas": 0,
+            "max_model_len": 10**9,
+            "max_num_seqs": 10**6,
+            "startup_timeout_s": float("inf"),
+            "placement_timeout_s": 1e6,
+            "max_restarts": 10**6,
+        }
+    ) == [
+        "concurrency: Input should be less than or equal to 4096 (got 1000000)",
+        "size_b: Input should be a finite number (got Infinity)",
+        "timeout_s: Input should be a finite number (got NaN)",
+        "max_retries: Input should be less than or equal to 100 (got 1000)",
+        "tensor_parallel: Input should be less than or equal to 64 (got 1000)",
+        "replicas: Input should be greater than or equal to 1 (got 0)",
+        "max_model_len: Input should be less than or equal to 10000000 (got 1000000000)",
+        "max_num_seqs: Input should be less than or equal to 65536 (got 1000000)",
+        "startup_timeout_s: Input should be a finite number (got Infinity)",
+        "placement_timeout_s: Input should be less than or equal to 86400 (got 1000000.0)",
+        "max_restarts: Input should be less than or equal to 1000 (got 1000000)",
+    ]
+    assert problems({"name": "oracle", "latency_s": 1e6}) == [
+        "latency_s: Input should be less than or equal to 3600 (got 1000000.0)"
+    ]
+    # the largest values are still fine
+    assert parse_model({**SERVED, "tensor_parallel": 64, "max_model_len": 10_000_000, "timeout_s": 86_400})
+
+
+def test_sampling_options_are_checked_and_sent_as_given(tmp_path: Path) -> None:
+    given = {"temperature": "0.5", "stop": ["\n\n"], "extra_body": {"ignore_eos": True}, "max_tokens": 64}
+    model = parse_model({**ENDPOINT, "sampling": given})
+    assert isinstance(model, EndpointModel)
+    # the well-known options as numbers, the others untouched; nothing is added
+    assert model.sampling == {
+        "temperature": 0.5,
+        "stop": ["\n\n"],
+        "extra_body": {"ignore_eos": True},
+        "max_tokens": 64,
+    }
+    assert problems(
+        {**ENDPOINT, "sampling": {"temperature": 50, "top_p": 0, "max_tokens": float("nan"), "seed": -1}}
+    ) == [
+        "sampling.temperature: Input should be less than or equal to 10 (got 50)",
+        "sampling.top_p: Input should be greater than 0 (got 0)",
+        "sampling.max_tokens: Input should be a finite number (got NaN)",
+        "sampling.seed: Input should be greater than or equal to 0 (got -1)",
+    ]
+    # through the loader: the file, the line of the option, the field
+    path = tmp_path / "sweep.yaml"
+    path.write_text(
+        "name: t\nsuites: [smoke]\nmodels:\n  - name: gpt\n    kind: openai\n    base_url: http://127.0.0.2:8000/v1\n"
+        "    sampling:\n      temperature: 0.2\n      max_tokens: 100000000000\n"
+    )
+    expected = (
+        f"{path}:9: models[0].sampling.max_tokens: Input should be less than or equal to 10000000 (got 100000000000)"
+    )
+    with pytest.raises(ConfigError) as refused:
+        load_config(path)
+    assert str(refused.value) == expected
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2 and " ".join(result.output.split()) == f"error: {expected}"

@@ -152,7 +152,7 @@ def test_a_deployment_that_cannot_start_ends_the_run_with_its_log(tmp_path: Path
     config = {"name": "broken", "models": [tiny_entry("broken", name="broken")], "suites": ["smoke"]}
     done, elapsed = _run_cli(config, tmp_path, cwd=tmp_path)
     stderr = " ".join(done.stderr.split())
-    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.returncode == 3, done.stdout[-2000:] + done.stderr[-2000:]
     assert "model 'broken': vLLM deployment failed: vLLM exited with code 1 while starting; its log ends:" in stderr
     assert "is not a valid JSON file" in stderr  # vLLM's own last lines
     assert "none of the 35 episode(s) could be scored" in stderr
@@ -264,7 +264,8 @@ def test_a_reply_longer_than_the_context_is_a_model_error(server, smoke_ref) -> 
     # asking for more tokens than the model's context at all is the sweep's mistake, not the model's
     wrong = shard.model.model_copy(update={"sampling": {"max_tokens": 9000}})
     output = run_shard(shard.model_copy(update={"model": wrong}))
-    assert all(r.outcome == Outcome.infra_error and "exceeds the model's context" in r.error for r in output.results)
+    assert all(r.outcome == Outcome.config_error for r in output.results), [r.error for r in output.results]
+    assert all("sampling.max_tokens: exceeds the model's context" in r.error for r in output.results)
 
 
 @pytest.mark.parametrize(
