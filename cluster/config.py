@@ -29,6 +29,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from env_core.errors import ConfigError
 from env_core.faults import PRESET_SETTINGS, Setting
 from env_core.model import Strict
+from env_core.sandbox import SandboxConfig
 from env_core.scenarios import validation_problems
 from env_core.suites import SuiteRef
 from retrieval.index import RetrievalConfig
@@ -153,6 +154,7 @@ class SweepConfig(Strict):
     settings: list[Setting] = Field(default_factory=lambda: [PRESET_SETTINGS["clean"]], min_length=1)
     seeds: list[Annotated[int, Field(ge=0, lt=MAX_SEED)]] = Field(default_factory=lambda: [0], min_length=1)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     run: RunOptions = Field(default_factory=RunOptions)
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)

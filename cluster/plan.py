@@ -45,6 +45,8 @@ class RunManifest(Strict):
     versions: dict[str, str]
     suites: list[SuiteRecord]
     shards: list[ShardSpec]
+    # the isolation CodeAct kernels run under ("namespaces: ..."), None when no kernel runs (env_core.sandbox)
+    sandbox: str | None = None
 
     @property
     def n_episodes(self) -> int:
@@ -166,6 +168,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
                             suite=ref,
                             setting=setting,
                             agent=config.agent,
+                            sandbox=config.sandbox,
                             retrieval=retrieval,
                             episodes=chunk,
                         )

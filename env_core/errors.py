@@ -8,6 +8,8 @@ data              a scenario file, a suite folder or a database is wrong        
 model             the model's reply or request is unusable                        ``model_error``: charged to it
 infrastructure    an endpoint, a worker, the store or the cluster failed          ``infra_error``: rerunnable
 sandbox           the sandbox that runs model-written code could not do its job   ``infra_error``: rerunnable
+violation         model-written code hit a limit or a rule of the sandbox          ``sandbox_violation``: charged
+                                                                                 to the model, not rerun
 ===============  ==============================================================  =================================
 
 ``classify`` gives the category of any exception by its type (never by its text): an exception that is not an
@@ -31,6 +33,7 @@ class Category(StrEnum):
     model = "model"
     infrastructure = "infrastructure"
     sandbox = "sandbox"
+    violation = "violation"
 
 
 class UndertowError(Exception):
@@ -109,6 +112,13 @@ class SandboxError(UndertowError, RuntimeError):
     """The sandbox for model-written code could not start or keep running."""
 
     category = Category.sandbox
+
+
+class SandboxViolation(UndertowError):
+    """Model-written code hit a limit or a rule of the sandbox (too many tool calls, too much memory across its
+    processes, a message or a solution over the size cap, CPU time): the model's doing, so the episode ends."""
+
+    category = Category.violation
 
 
 def classify(exc: BaseException) -> Category:

@@ -368,6 +368,9 @@ class Outcome(StrEnum):
     # the config or the data is wrong (a bad parameter, a missing file): it fails the same way on every attempt, so
     # it is neither retried nor rerunnable, and says nothing about the model
     config_error = "config_error"
+    # model-written code hit a limit or a rule of the sandbox (env_core.sandbox): the model's doing, so it is judged
+    # (a failure in every rate) and never rerun
+    sandbox_violation = "sandbox_violation"
 
     @property
     def judged(self) -> bool:

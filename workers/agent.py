@@ -14,8 +14,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from env_core.environment import Environment
+from env_core.errors import SandboxViolation
 from env_core.model import Action, Observation, Outcome, Step, Strict, ToolCall, ToolError, ToolSpec, Trajectory, Turn
-from env_core.sandbox import FunctionStub, Kernel, ToolReply, python_name
+from env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
 from workers.clients import ChatReply, ModelClient, ModelError
 from workers.parsers import parse_react, parse_tool_calls, text_tool_calls
 
@@ -200,7 +201,13 @@ def _tool_schemas(env: Environment) -> str:
     return "\n".join(json.dumps(spec.openai()["function"], ensure_ascii=False) for spec in env.tools())
 
 
-async def run_agent(env: Environment, client: ModelClient, config: AgentConfig, trajectory: Trajectory) -> Trajectory:
+async def run_agent(
+    env: Environment,
+    client: ModelClient,
+    config: AgentConfig,
+    trajectory: Trajectory,
+    sandbox: SandboxConfig | None = None,
+) -> Trajectory:
     """Play one episode into ``trajectory``. ``InfraError`` from the client propagates: the caller records it.
 
     A reply without structured ``tool_calls`` whose text holds a call (the server's tool-call parser or chat template
@@ -273,10 +280,18 @@ def _signature(spec: ToolSpec) -> str:
     return f"- {python_name(spec.name)}({arguments}): {spec.description}"
 
 
-async def run_codeact(env: Environment, client: ModelClient, config: AgentConfig, trajectory: Trajectory) -> Trajectory:
+async def run_codeact(
+    env: Environment,
+    client: ModelClient,
+    config: AgentConfig,
+    trajectory: Trajectory,
+    sandbox: SandboxConfig | None = None,
+) -> Trajectory:
     """CodeAct (HoHW appendix E): the model writes Python run in a persistent kernel in another process, where each
     visible tool is a function. Every function call goes back through the environment (faults, validation, trace).
-    ``SandboxError`` (the kernel cannot start) propagates: the runner records it as ``infra_error``."""
+    ``SandboxError`` (the kernel cannot start) propagates: the runner records it as ``infra_error``;
+    ``SandboxUnavailable`` (weaker isolation than ``sandbox.require``) as ``config_error``; ``SandboxViolation``
+    (the code hit a cap or a limit of the sandbox; the cell is recorded first) as ``sandbox_violation``."""
     start = env.reset()
     index = 0
 
@@ -299,7 +314,11 @@ async def run_codeact(env: Environment, client: ModelClient, config: AgentConfig
     messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}, {"role": "user", "content": start.task}]
     parse_failures = 0
     with Kernel(
-        stubs(start.tools), call_tool, step_timeout_s=config.step_timeout_s, memory_mb=config.memory_mb
+        stubs(start.tools),
+        call_tool,
+        step_timeout_s=config.step_timeout_s,
+        memory_mb=config.memory_mb,
+        sandbox=sandbox,
     ) as kernel:
         for index in range(config.max_turns):
             reply = await _model_turn(client, messages, [], index, trajectory)
@@ -323,21 +342,31 @@ async def run_codeact(env: Environment, client: ModelClient, config: AgentConfig
             parse_failures = 0
             result = await asyncio.to_thread(kernel.run, code)
             error = result.error or ("" if not result.timed_out else "timed out")
+            kind_of_error = "sandbox_violation" if result.violation else "timeout" if result.timed_out else "code_error"
             observation = Observation(
                 call_id=f"cell{index}",
                 tool="python",
                 ok=result.error is None and not result.timed_out,
                 result=result.output,
-                error=ToolError(type="timeout" if result.timed_out else "code_error", message=error) if error else None,
+                error=ToolError(type=kind_of_error, message=error) if error else None,
                 latency_ms=result.duration_ms,
             )
             trajectory.steps.append(Step(turn=index, action=Action(kind="code", content=code), observation=observation))
+            if result.violation:
+                raise SandboxViolation(result.violation)
             new = [spec for spec in env.tools() if spec.name not in defined]
             if new:  # disclosed or discovered tools become functions of the kernel
                 kernel.add_functions(stubs(new))
                 defined.update(spec.name for spec in new)
             if kind == "solution" and observation.ok:
-                found, value = kernel.get("solution")
+                try:
+                    found, value = kernel.get("solution")
+                except SandboxViolation as exc:  # an oversized solution: recorded where it was read, then the end
+                    error = ToolError(type="sandbox_violation", message=str(exc))
+                    refused = Observation(call_id=f"solution{index}", tool="python", ok=False, error=error)
+                    action = Action(kind="code", content="solution")
+                    trajectory.steps.append(Step(turn=index, action=action, observation=refused))
+                    raise
                 if found:
                     answer = json.dumps(value, ensure_ascii=False, default=str)
                     action = Action(kind="final_answer", content=answer)
@@ -353,7 +382,13 @@ async def run_codeact(env: Environment, client: ModelClient, config: AgentConfig
     return trajectory
 
 
-async def run_react(env: Environment, client: ModelClient, config: AgentConfig, trajectory: Trajectory) -> Trajectory:
+async def run_react(
+    env: Environment,
+    client: ModelClient,
+    config: AgentConfig,
+    trajectory: Trajectory,
+    sandbox: SandboxConfig | None = None,
+) -> Trajectory:
     """ReAct text protocol (Live API-Bench appendix F): Thought / Action / Action Input, Observation from the
     environment, until Final Answer. An unparseable reply is fed back with the error."""
     start = env.reset()
@@ -406,7 +441,13 @@ def _resolve(value: Any, results: dict[str, Any], schema: dict[str, Any]) -> Any
     return column if schema.get("type") == "array" or len(column) != 1 else column[0]
 
 
-async def run_direct(env: Environment, client: ModelClient, config: AgentConfig, trajectory: Trajectory) -> Trajectory:
+async def run_direct(
+    env: Environment,
+    client: ModelClient,
+    config: AgentConfig,
+    trajectory: Trajectory,
+    sandbox: SandboxConfig | None = None,
+) -> Trajectory:
     """Direct sequence (Live API-Bench appendix E): the model plans every call at once as a JSON list with labels;
     the calls run in order, later arguments reading earlier results; the last result is the answer. No
     observation goes back, except the parse error of an unreadable plan."""

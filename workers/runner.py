@@ -19,6 +19,7 @@ from env_core.errors import Category, InfraError, UndertowError, classify, descr
 from env_core.families import get_family
 from env_core.faults import Setting, expects_give_up
 from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
+from env_core.sandbox import SandboxConfig
 from env_core.search import Searcher
 from env_core.suites import Suite, SuiteRef, load_ref
 from retrieval.index import RetrievalConfig
@@ -43,6 +44,7 @@ class ShardSpec(Strict):
     suite: SuiteRef
     setting: Setting
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     episodes: list[EpisodePlan]
 
@@ -62,6 +64,7 @@ OUTCOME_OF = {
     Category.model: Outcome.model_error,
     Category.infrastructure: Outcome.infra_error,
     Category.sandbox: Outcome.infra_error,
+    Category.violation: Outcome.sandbox_violation,
 }
 
 WORKER = f"{socket.gethostname()}:{os.getpid()}"  # which process ran an episode, for placement checks
@@ -131,7 +134,7 @@ async def run_episode(
             protocol, client = shard.agent.protocol, shared_client
         else:
             raise InfraError(f"model '{model.name}' (kind '{model.kind}') has no client")
-        await PROTOCOLS[protocol](env, client, shard.agent, trajectory)
+        await PROTOCOLS[protocol](env, client, shard.agent, trajectory, shard.sandbox)
     except Exception as exc:  # nothing may lose the row; a harness bug is never charged to the model
         trajectory.outcome = OUTCOME_OF[classify(exc)]
         trajectory.error = describe(exc) if isinstance(exc, UndertowError) else f"harness error: {describe(exc)}"

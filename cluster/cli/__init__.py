@@ -38,6 +38,7 @@ app.command()(results.episodes)
 app.command()(runs.submit)
 app.command(name="retrieval-eval")(suites.retrieval_eval)
 app.command(name="list")(suites.list_builtins)
+app.command()(suites.doctor)
 
 
 def main() -> None:

@@ -29,12 +29,13 @@ def status(run_id: RunArg, store: StoreOpt = None) -> None:
     table = Table(title=found.run_id, title_justify="left", box=box.SIMPLE_HEAD)
     columns = ("Model", "Suite", "Setting", "shards done", "failed", "pending", "episodes", "infra errors")
     config_errors = any(row.config_errors for row in found.rows)
-    for column in (*columns, "config errors") if config_errors else columns:
+    violations = any(row.violations for row in found.rows)
+    columns += ("config errors",) * config_errors + ("sandbox violations",) * violations
+    for column in columns:
         table.add_column(column, justify="left" if column in ("Model", "Suite", "Setting") else "right")
     for row in found.rows:
         numbers = [row.shards_done, row.shards_failed, row.shards_pending, row.episodes, row.infra_errors]
-        if config_errors:
-            numbers.append(row.config_errors)
+        numbers += [row.config_errors] * config_errors + [row.violations] * violations
         table.add_row(escape(row.model), escape(row.suite), escape(row.setting), *(str(n) for n in numbers))
     console.print(table)
     for group in found.groups[:10]:
@@ -48,9 +49,15 @@ def status(run_id: RunArg, store: StoreOpt = None) -> None:
     if any(g.rerunnable for g in found.groups):
         where = f" --store {store}" if store else ""
         errors.print(f"infra_error episodes can run again: undertow rerun {escape(run_id)} --failed{escape(where)}")
-    if any(not g.rerunnable for g in found.groups):
+    if any(g.outcome == "config_error" for g in found.groups):
         errors.print(
             "config_error episodes fail the same way on every attempt: fix the config or data and start a new run",
+            soft_wrap=True,
+        )
+    if violations:
+        errors.print(
+            "sandbox_violation episodes are the model's doing (its code hit a limit of the sandbox, named above): "
+            "they count as failures and are not rerun; the limits are under sandbox: in the config (SECURITY.md)",
             soft_wrap=True,
         )
 

@@ -128,3 +128,12 @@ def list_builtins() -> None:
     for setting in found.settings:
         info(f"  {setting.name:12s} {setting.description}")
     console.print(f"[bold]policies[/bold]: {escape(', '.join(found.policies))}")
+
+
+@user_errors
+def doctor() -> None:
+    """Show what this machine can run: versions, vLLM, and the isolation of the CodeAct sandbox."""
+    table = Table("check", "", "detail", box=None)
+    for check in api.doctor():
+        table.add_row(check.name, "[green]ok[/green]" if check.ok else "[yellow]![/yellow]", escape(check.detail))
+    console.print(table)

@@ -36,6 +36,7 @@ OUTCOME_COLOURS = {
     Outcome.model_error.value: "#D55E00",
     Outcome.infra_error.value: "#BBBBBB",  # greys: not the model's doing
     Outcome.config_error.value: "#777777",
+    Outcome.sandbox_violation.value: "#882255",  # the model's doing, like the warm colours
 }
 DPI = 100
 

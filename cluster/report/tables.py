@@ -27,6 +27,7 @@ _SHORT = {
     Outcome.infra_error.value: "infra",
     Outcome.budget_exhausted.value: "budget",
     Outcome.config_error.value: "config",
+    Outcome.sandbox_violation.value: "sandbox",
 }
 
 

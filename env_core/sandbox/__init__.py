@@ -7,17 +7,22 @@ not run the tool: it sends the call to the parent over the protocol channel and 
 gold data). A failed call raises ``ToolError`` in the agent's code, so the message shows in the traceback and can
 be caught with ``try``/``except``.
 
-Isolation is best effort, not a security boundary: resource limits (address space, CPU seconds, file size, open
-files, no core files), a fresh temporary working directory deleted on close, an environment built from constants
-(nothing of the parent's environment but PATH), an audit hook that refuses to start processes, and a protocol
-channel that the agent's prints cannot reach. The kernel can still read any file the parent's user can read. POSIX
-only. A ``Kernel`` is not thread-safe: use one per episode, from one thread at a time.
+A boundary on Linux (``isolation``; what it guarantees, and does not, is in SECURITY.md): by default each kernel
+runs in fresh user, mount, PID, network, IPC and UTS namespaces, as an unprivileged user without capabilities, in a
+read-only view of the file system that holds the OS and the interpreter but no suite, gold answer, run store,
+project source or worker environment, with no network, resource limits (address space, CPU seconds, processes,
+file size, open files) and a memory cap over all its processes. Where namespaces are unavailable the ``rlimits``
+level (resource limits only) runs only if the config accepts it (``sandbox.require: rlimits``). The host owns the
+channel: it reads the output from a file it gave the kernel, executes and records tool calls, and caps tool calls
+per cell and per episode and the size of every message (``SandboxConfig``). A ``Kernel`` is not thread-safe: use
+one per episode, from one thread at a time.
 
 Modules:
     ``protocol``   the wire format and the data types both sides share (stdlib only);
-    ``host``       ``Kernel``: starts, drives, times out and cleans up the child process;
+    ``host``       ``Kernel``: starts, drives, caps, times out and cleans up the kernel; ``SandboxConfig``; which
+                   isolation this machine gives (``available_isolation``, probed once per process);
     ``child``      the kernel process itself (``python -m env_core.sandbox.child``);
-    ``isolation``  child side: rlimits and the audit hook;
+    ``isolation``  the namespace launcher and the file-system view; rlimits (stdlib only);
     ``tracebacks`` child side: the agent-facing traceback text.
 """
 
@@ -28,7 +33,18 @@ from typing import TYPE_CHECKING
 from env_core.sandbox.protocol import CodeResult, FunctionStub, ToolReply, python_name
 
 if TYPE_CHECKING:
-    from env_core.sandbox.host import FILE_SIZE_LIMIT_MB, OPEN_FILES_LIMIT, START_TIMEOUT_S, Kernel, SandboxError
+    from env_core.sandbox.host import (
+        FILE_SIZE_LIMIT_MB,
+        OPEN_FILES_LIMIT,
+        START_TIMEOUT_S,
+        Isolation,
+        Kernel,
+        SandboxConfig,
+        SandboxError,
+        SandboxUnavailable,
+        available_isolation,
+        check_isolation,
+    )
     from env_core.sandbox.tracebacks import MAX_TRACEBACK_FRAMES
 
 __all__ = [
@@ -38,9 +54,14 @@ __all__ = [
     "START_TIMEOUT_S",
     "CodeResult",
     "FunctionStub",
+    "Isolation",
     "Kernel",
+    "SandboxConfig",
     "SandboxError",
+    "SandboxUnavailable",
     "ToolReply",
+    "available_isolation",
+    "check_isolation",
     "python_name",
 ]
 
@@ -48,7 +69,12 @@ __all__ = [
 # must not pay for (or depend on) the host module.
 _LAZY = {
     "Kernel": "env_core.sandbox.host",
+    "Isolation": "env_core.sandbox.host",
+    "SandboxConfig": "env_core.sandbox.host",
     "SandboxError": "env_core.sandbox.host",
+    "SandboxUnavailable": "env_core.sandbox.host",
+    "available_isolation": "env_core.sandbox.host",
+    "check_isolation": "env_core.sandbox.host",
     "START_TIMEOUT_S": "env_core.sandbox.host",
     "FILE_SIZE_LIMIT_MB": "env_core.sandbox.host",
     "OPEN_FILES_LIMIT": "env_core.sandbox.host",

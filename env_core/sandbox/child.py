@@ -5,36 +5,52 @@ starts fast. It runs as ``__main__``: that is why ``ToolError`` is defined here,
 ``ToolError`` (a class of ``__main__``), not a module path.
 
 The protocol keeps private duplicates of the original stdin/stdout; fd 0 then points to /dev/null and fds 1 and 2
-to an unlinked capture file, and ``sys.stdout`` and ``sys.stderr`` to a bounded in-memory buffer while user code
-runs, so nothing the user prints can reach the channel.
+to the output file the host gave (its fd number is the only argument), read by the host after each cell. While
+user code runs, ``sys.stdout`` and ``sys.stderr`` write there directly, up to the output limit, counting the rest;
+nothing the user prints can reach the channel.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import inspect
 import io
 import json
 import linecache
 import os
 import pprint
+import select
+import signal
 import sys
-import tempfile
+import threading
 from collections.abc import Callable
 from typing import IO, Any
 
-from env_core.sandbox.isolation import apply_limits, audit
+from env_core.sandbox.isolation import apply_limits
 from env_core.sandbox.protocol import argument_json, jsonable, python_name
 from env_core.sandbox.tracebacks import format_error
+
+# Process creation where no PID namespace bounds it (the rlimits level): refused by an audit hook. Best effort only:
+# ctypes and _posixsubprocess walk around it, which is why the namespaces level exists.
+BLOCKED_EVENTS = frozenset(
+    {"os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen"}
+)
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event in BLOCKED_EVENTS:
+        raise PermissionError(f"starting processes is not allowed in this kernel ({event})")
 
 
 class ToolError(Exception):
     """Raised in the agent's code when a tool call fails; the message is the tool's error text."""
 
 
-class _Capture(io.TextIOBase):
-    """``sys.stdout``/``sys.stderr`` for user code: keeps the first ``limit`` characters, counts the rest."""
+class _Output(io.TextIOBase):
+    """``sys.stdout``/``sys.stderr`` for user code: writes the first ``limit`` characters of a cell to fd 1 (the
+    host's file), counts the rest."""
 
     encoding = "utf-8"
     errors = "replace"
@@ -42,7 +58,6 @@ class _Capture(io.TextIOBase):
     def __init__(self, limit: int):
         super().__init__()
         self.limit = limit
-        self.parts: list[str] = []
         self.kept = 0
         self.total = 0
 
@@ -59,24 +74,28 @@ class _Capture(io.TextIOBase):
         room = self.limit - self.kept
         if room > 0:
             piece = text[:room]
-            self.parts.append(piece)
             self.kept += len(piece)
+            data = piece.encode("utf-8", "replace")
+            try:
+                while data:
+                    data = data[os.write(1, data) :]
+            except OSError:  # the file-size limit: the host shows what it has
+                self.kept = self.limit
         return len(text)
 
 
-def _truncate(text: str, total: int, limit: int) -> str:
-    if total <= limit:
+def _truncate(text: str, limit: int) -> str:
+    if len(text) <= limit:
         return text
-    return text[:limit] + f"\n[output truncated: showing the first {limit} of {total} characters]"
+    return text[:limit] + f"\n[traceback truncated: showing the first {limit} of {len(text)} characters]"
 
 
 class _Session:
     """The kernel's side of the protocol: the namespace, the tool functions and the request loop."""
 
-    def __init__(self, inbound: IO[bytes], outbound: IO[bytes], capture_fd: int):
+    def __init__(self, inbound: IO[bytes], outbound: IO[bytes]):
         self.inbound = inbound
         self.outbound = outbound
-        self.capture_fd = capture_fd
         self.namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins, "ToolError": ToolError}
         self.cell = 0
         self.max_output = 20_000
@@ -95,7 +114,9 @@ class _Session:
     def serve(self) -> None:
         init = self.receive()
         apply_limits(init["limits"])
-        sys.addaudithook(audit)
+        threading.Thread(target=_end_with_the_host, args=(self.inbound.fileno(),), daemon=True).start()
+        if init.get("block_processes"):
+            sys.addaudithook(_audit)
         self.max_output = int(init["max_output"])
         self.define(init["functions"])
         self.send({"op": "ready", "pid": os.getpid()})
@@ -103,11 +124,14 @@ class _Session:
             message = self.receive()
             op = message["op"]
             if op == "run":
-                self.send(self.run(message["code"]))
+                self.send({**self.run(message["code"]), "cell": message.get("cell")})
             elif op == "get":
                 found = message["name"] in self.namespace
-                value = jsonable(self.namespace[message["name"]]) if found else None
-                self.send({"op": "value", "found": found, "value": value})
+                try:
+                    value = jsonable(self.namespace[message["name"]]) if found else None
+                    self.send({"op": "value", "found": found, "value": value})
+                except MemoryError:  # a value too large to encode here is too large to send: the host decides
+                    self.send({"op": "value", "found": found, "too_large": True})
             elif op == "define":
                 self.define(message["functions"])
                 self.send({"op": "defined"})
@@ -154,9 +178,7 @@ class _Session:
             raise TypeError(f"{python_name(tool)}(): {exc}") from None
         self.outbound.write(data.encode() + b"\n")
         self.outbound.flush()
-        reply = self.receive()
-        for note in reply.get("notes") or ():
-            print(note)  # the tool's own prints, where the user's code prints
+        reply = self.receive()  # the tool's notes, if any, are already in the output: the host wrote them
         if not reply.get("ok"):
             raise ToolError(reply.get("error") or f"{tool} failed")
         return reply.get("value")
@@ -165,24 +187,23 @@ class _Session:
         self.cell += 1
         filename = f"<cell-{self.cell}>"
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)  # source lines in tracebacks
-        capture = _Capture(self.max_output)
+        output = _Output(self.max_output)
         saved = sys.stdout, sys.stderr
-        sys.stdout = sys.stderr = capture
+        sys.stdout = sys.stderr = output
         error = None
         try:
             self.execute(code, filename)
         except BaseException as exc:  # SystemExit and KeyboardInterrupt too: the kernel keeps going, like Jupyter
-            text = format_error(exc)
-            error = _truncate(text, len(text), self.max_output)
+            error = _truncate(format_error(exc), self.max_output)
         finally:
             sys.stdout, sys.stderr = saved
-        output = "".join(capture.parts)
-        total = capture.total
-        raw = self.drain_fd_output()
-        if raw:  # written to fds 1/2 directly (sys.__stdout__, os.write): after the rest
-            output += raw[0]
-            total += raw[1]
-        return {"op": "done", "output": _truncate(output, total, self.max_output), "error": error}
+        for stream in (sys.__stdout__, sys.__stderr__):  # code that wrote to them directly: into the file now
+            try:
+                if stream is not None:
+                    stream.flush()
+            except (OSError, ValueError):
+                pass
+        return {"op": "done", "error": error, "printed": output.total}
 
     def execute(self, code: str, filename: str) -> None:
         """Run a cell; if it ends with an expression, print its value (pretty-printed), as a notebook does."""
@@ -199,45 +220,34 @@ class _Session:
                 self.namespace["_"] = value
                 print(pprint.pformat(value))
 
-    def drain_fd_output(self) -> tuple[str, int] | None:
-        for stream in (sys.__stdout__, sys.__stderr__):
-            try:
-                if stream is not None:
-                    stream.flush()
-            except (OSError, ValueError):
-                pass
-        size = os.fstat(self.capture_fd).st_size
-        if not size:
-            return None
-        data = os.pread(self.capture_fd, min(size, self.max_output), 0)
-        os.ftruncate(self.capture_fd, 0)
-        os.lseek(self.capture_fd, 0, os.SEEK_SET)  # the offset is shared with fds 1 and 2
-        return data.decode("utf-8", "replace"), size
 
-
-def _open_capture_file() -> int:
-    """An anonymous file in the working directory for output written to fds 1 and 2."""
-    try:
-        return os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
-    except (AttributeError, OSError):  # no O_TMPFILE: a named file, unlinked at once
-        fd, path = tempfile.mkstemp(dir=".")
-        os.unlink(path)
-        return fd
+def _end_with_the_host(fd: int) -> None:
+    """End this kernel and its process group when the host's end of the channel closes (a worker killed mid-cell)
+    while the kernel is busy and not reading. With namespaces the launcher does the same for the whole PID
+    namespace; without, this is what keeps a killed worker from leaving a kernel behind."""
+    poller = select.poll()
+    poller.register(fd, 0)  # hang-ups only: the messages are the session's to read
+    while not poller.poll():
+        pass
+    with contextlib.suppress(OSError):
+        os.killpg(0, signal.SIGKILL)
+    os._exit(1)
 
 
 def _child_main() -> None:
     """The kernel's entry point: move the protocol off fds 0-2, then serve requests until shutdown."""
     # The protocol keeps private copies of the original stdin/stdout (not inherited by anything the code starts);
-    # fds 0, 1 and 2 are then pointed away from them, so no write to fd 1 can reach the parent.
+    # fd 0 is then /dev/null and fds 1 and 2 the host's output file, so no write to fd 1 can reach the parent.
+    output_fd = int(sys.argv[1])
     inbound = os.fdopen(os.dup(0), "rb")
     outbound = os.fdopen(os.dup(1), "wb")
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.close(devnull)
-    capture_fd = _open_capture_file()
-    os.dup2(capture_fd, 1)
-    os.dup2(capture_fd, 2)
-    _Session(inbound, outbound, capture_fd).serve()
+    os.dup2(output_fd, 1)
+    os.dup2(output_fd, 2)
+    os.close(output_fd)
+    _Session(inbound, outbound).serve()
 
 
 if __name__ == "__main__":

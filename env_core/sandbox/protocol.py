@@ -3,11 +3,12 @@
 Imported by both sides, so it uses the standard library only and stays cheap to import.
 
 Protocol: one JSON object per line, on the child's original stdin (parent -> child) and stdout (child -> parent).
+The code's output does not travel here: the kernel's fds 1 and 2 are a file the parent owns and reads.
 
-    parent -> child: init{functions, limits, max_output}  (answered by ready{pid})
-                     run{code}     (answered by call{name, arguments}* then done{output, error})
-                     reply{ok, value, error, notes}        (the answer to one call)
-                     get{name}     (answered by value{found, value})
+    parent -> child: init{functions, limits, max_output, block_processes}  (answered by ready{pid})
+                     run{code, cell}  (answered by call{name, arguments}* then done{error, printed, cell})
+                     reply{ok, value, error}               (the answer to one call; its notes go to the output)
+                     get{name}     (answered by value{found, value}, or value{found, too_large})
                      define{functions}                     (answered by defined)
                      shutdown                              (answered by bye; the kernel exits)
 
@@ -53,12 +54,14 @@ class CodeResult:
     ``output``: what the code printed (stdout and stderr), truncated to ``max_output`` characters with a note.
     ``error``: the user-facing traceback text if the code raised (or the kernel timed out or died), else None.
     ``timed_out``: the code exceeded ``step_timeout_s``; the kernel was killed and its variables are lost.
+    ``violation``: what cap or limit of the sandbox the code hit (the kernel was killed), else None.
     """
 
     output: str
     error: str | None
     timed_out: bool
     duration_ms: float
+    violation: str | None = None
 
 
 def python_name(tool_name: str) -> str:

@@ -260,7 +260,7 @@ def test_an_id_from_episodes_replays(stored: tuple[Path, str]) -> None:
             "--outcome",
             "infra",
             "error: --outcome: 'infra' is not one of scored, model_error, parse_error, infra_error, budget_exhausted, "
-            "config_error, pending; did you mean 'infra_error'?",
+            "config_error, sandbox_violation, pending; did you mean 'infra_error'?",
         ),
         ("--format", "xml", "error: --format: expected 'table' or 'json', got 'xml'"),
     ],

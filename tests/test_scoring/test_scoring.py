@@ -579,6 +579,7 @@ def test_summary_excludes_infra_errors_from_rates_but_counts_them() -> None:
         "infra_error": 1,
         "budget_exhausted": 1,
         "config_error": 0,
+        "sandbox_violation": 0,
     }
     assert row.mean_turns == pytest.approx((2 + 4 + 3 + 12) / 4)
     assert row.mean_tool_calls == pytest.approx((1 + 3 + 2 + 12) / 4)
