@@ -216,7 +216,9 @@ def _kernel_env(home: str, pythonpath: str) -> dict[str, str]:
 @functools.cache
 def _view_spec() -> dict[str, Any]:
     """What the namespace launcher shows and hides (see ``isolation.build_view``)."""
-    python = os.path.realpath(sys.executable)
+    # The base interpreter, not the virtual environment's: a venv made with --copies has its own binary, in a
+    # folder the view hides
+    python = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
     base = os.path.realpath(sys.base_prefix)
     packages = {sysconfig.get_paths(vars={"base": base, "platbase": base})[k] for k in ("purelib", "platlib")}
     packages.update(site.getsitepackages([base]))
