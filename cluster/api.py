@@ -35,11 +35,11 @@ from pydantic import ValidationError
 from cluster.config import ConfigError, SweepConfig, TrackingConfig, apply_override, load_config
 from cluster.plan import RunManifest, SuiteRecord, plan_sweep, versions
 from cluster.store import RunStore, StoreError
-from env_core.errors import UndertowError
+from env_core.errors import UndertowError, close_match, did_you_mean
 from env_core.families import FamilySummary, ReportTable, families, family_summaries, get_family
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import EpisodeResult, Outcome, Trajectory
-from env_core.sandbox import Isolation, SandboxConfig, available_isolation, check_isolation
+from env_core.sandbox import SandboxConfig, available_isolation, check_isolation
 from env_core.scenarios import validation_problems
 from env_core.suites import load_ref, suite_ref
 from scoring.analysis import Analysis, analyse
@@ -896,15 +896,12 @@ def compare(
     if len({m.run_id for m in manifests}) != len(manifests):
         raise StoreError("the same run is named twice")
     if baseline is not None:
-        from env_core.errors import did_you_mean
-
         present = list(dict.fromkeys(s.setting.name for m in manifests for s in m.shards))
         if baseline not in present:
-            close = did_you_mean(baseline, present)
             raise ConfigError(
                 f"unknown setting '{baseline}' (settings in the run(s): {', '.join(present) or 'none'})",
                 field="--baseline",
-                hint=close if close.startswith("did you mean") else None,
+                hint=close_match(baseline, present),
             )
     _check_html(html)
     results, sizes, renamed = pool_runs(stores, manifests)
@@ -1034,12 +1031,8 @@ class EpisodeRow:
 
 
 def _check_choice(option: str, value: str | None, known: Sequence[str]) -> None:
-    from env_core.errors import did_you_mean
-
     if value is not None and value not in known:
-        close = did_you_mean(value, known)
-        hint = close if close.startswith("did you mean") else None
-        raise ConfigError(f"'{value}' is not one of {', '.join(known)}", field=option, hint=hint)
+        raise ConfigError(f"'{value}' is not one of {', '.join(known)}", field=option, hint=close_match(value, known))
 
 
 def episodes(
@@ -1244,16 +1237,13 @@ def _cutoffs(ks: str | Sequence[int]) -> list[int]:
 
 
 def _modes(modes: str | Sequence[str]) -> list[str]:
-    from env_core.errors import did_you_mean
-
     chosen = [m.strip() for m in (modes.split(",") if isinstance(modes, str) else modes) if m.strip()]
     for mode in chosen:
         if mode not in RETRIEVAL_MODES:
-            close = did_you_mean(mode, RETRIEVAL_MODES)
             raise ConfigError(
                 f"unknown mode '{mode}'; expected some of {', '.join(RETRIEVAL_MODES)}",
                 field="--modes",
-                hint=close if close.startswith("did you mean") else None,
+                hint=close_match(mode, RETRIEVAL_MODES),
             )
     if not chosen:
         raise ConfigError(f"no mode given; expected some of {', '.join(RETRIEVAL_MODES)}", field="--modes")
@@ -1276,7 +1266,6 @@ def _cached_hub_models() -> list[str]:
 def _check_embedding_model(model: str) -> None:
     """Refuse, before any work, a model that could not load: nothing is downloaded at run time, so it must be the
     packaged default, a folder, or a model id already in the local Hugging Face cache."""
-    from env_core.errors import did_you_mean
     from retrieval.embedder import DEFAULT_MODEL, resolve_model
 
     source, _ = resolve_model(model)
@@ -1403,7 +1392,7 @@ def doctor() -> list[Check]:
             "installed: models of kind vllm can be served here" if vllm else f"not installed: {VLLM_INSTALL}",
         )
     )
-    isolation: Isolation = available_isolation()
+    isolation = available_isolation()
     default = SandboxConfig().require
     checks.append(
         Check(

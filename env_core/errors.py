@@ -145,6 +145,13 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f"known: {shown}"
 
 
+def close_match(name: str, known: Iterable[str]) -> str | None:
+    """``"did you mean 'x'?"`` when one of ``known`` is close to ``name``, else None: the hint for a message that
+    lists the known names itself."""
+    hint = did_you_mean(name, known)
+    return hint if hint.startswith("did you mean") else None
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TRACE_FRAMES = 4  # the last frames of a traceback kept on an episode
 

@@ -114,8 +114,8 @@ class _Session:
     def serve(self) -> None:
         init = self.receive()
         apply_limits(init["limits"])
-        threading.Thread(target=_end_with_the_host, args=(self.inbound.fileno(),), daemon=True).start()
-        if init.get("block_processes"):
+        if init.get("without_namespaces"):  # with them, the PID namespace and its launcher do both jobs
+            threading.Thread(target=_end_with_the_host, args=(self.inbound.fileno(),), daemon=True).start()
             sys.addaudithook(_audit)
         self.max_output = int(init["max_output"])
         self.define(init["functions"])
@@ -222,9 +222,9 @@ class _Session:
 
 
 def _end_with_the_host(fd: int) -> None:
-    """End this kernel and its process group when the host's end of the channel closes (a worker killed mid-cell)
-    while the kernel is busy and not reading. With namespaces the launcher does the same for the whole PID
-    namespace; without, this is what keeps a killed worker from leaving a kernel behind."""
+    """Without namespaces: end this kernel and its process group when the host's end of the channel closes (a
+    worker killed mid-cell) while the kernel is busy and not reading. (With namespaces the launcher does this for the
+    whole PID namespace.)"""
     poller = select.poll()
     poller.register(fd, 0)  # hang-ups only: the messages are the session's to read
     while not poller.poll():

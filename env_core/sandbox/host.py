@@ -486,7 +486,8 @@ class Kernel:
             "op": "init",
             "functions": [stub_json(f) for f in self.functions],
             "max_output": self.max_output,
-            "block_processes": self.level == "rlimits",  # best effort where no PID namespace bounds them
+            # what stands in, best effort, for a PID namespace: see child.py
+            "without_namespaces": self.level == "rlimits",
             "limits": {
                 "memory_mb": self.memory_mb,
                 "cpu_s": self.cpu_limit_s,
@@ -635,12 +636,12 @@ class Kernel:
         poller = select.poll()
         poller.register(fd, select.POLLIN)
         cap = self.sandbox.message_kb * 1024
+        too_large = _Violation(
+            f"message size: the kernel sent more than {self.sandbox.message_kb} KiB in one message (sandbox.message_kb)"
+        )
         while (end := self._buffer.find(b"\n")) < 0:
             if len(self._buffer) > cap:
-                raise _Violation(
-                    f"message size: the kernel sent more than {self.sandbox.message_kb} KiB in one message "
-                    "(sandbox.message_kb)"
-                )
+                raise too_large
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise _Timeout
@@ -655,10 +656,7 @@ class Kernel:
                 raise _Died("end of the kernel's output")
             self._buffer += chunk
         if end > cap:
-            raise _Violation(
-                f"message size: the kernel sent more than {self.sandbox.message_kb} KiB in one message "
-                "(sandbox.message_kb)"
-            )
+            raise too_large
         line = bytes(self._buffer[:end])
         del self._buffer[: end + 1]
         try:

@@ -5,7 +5,7 @@ Imported by both sides, so it uses the standard library only and stays cheap to 
 Protocol: one JSON object per line, on the child's original stdin (parent -> child) and stdout (child -> parent).
 The code's output does not travel here: the kernel's fds 1 and 2 are a file the parent owns and reads.
 
-    parent -> child: init{functions, limits, max_output, block_processes}  (answered by ready{pid})
+    parent -> child: init{functions, limits, max_output, without_namespaces}  (answered by ready{pid})
                      run{code, cell}  (answered by call{name, arguments}* then done{error, printed, cell})
                      reply{ok, value, error}               (the answer to one call; its notes go to the output)
                      get{name}     (answered by value{found, value}, or value{found, too_large})
