@@ -47,6 +47,7 @@ bench: setup setup-serving
 	$(BIN)/python -m benchmarks.harness_overhead
 	$(BIN)/python -m benchmarks.harness_overhead --seeds 100
 	$(BIN)/python -m benchmarks.sqlfuncs_build
+	$(BIN)/python -m benchmarks.sqlfuncs_build --scale
 	$(BIN)/python -m benchmarks.sandbox
 	$(BIN)/python -m benchmarks.retrieval
 	$(BIN)/python -m benchmarks.serving

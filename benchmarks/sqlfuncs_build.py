@@ -1,17 +1,29 @@
 """sqlfuncs: the build table for a Spider folder, compile time, and per-call latency of generated functions.
 
 Usage: python -m benchmarks.sqlfuncs_build [--spider PATH] [--repeats N] [--calls N] [--cells N] [--update-readme]
+       python -m benchmarks.sqlfuncs_build --scale [--min-questions N] [--min-databases N] [--repeats N]
 
 With --update-readme the build table in README.md (between the sqlfuncs-stats markers) is regenerated from this
 run, so the figures there are never typed by hand.
+
+With --scale it measures the build at the size of the whole of Spider: it generates a Spider-format folder of at
+least 9,000 questions over at least 160 databases from --spider (each database cloned under new names, its
+questions repeated with the name changed; the .sqlite files are hard links) and builds it in a fresh process per
+build, serially and with the default pool of processes, reporting wall time and peak memory (ru_maxrss).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import platform
+import resource
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,22 +33,12 @@ from env_core.faults import PRESET_SETTINGS
 from env_core.model import Action, ToolCall
 from env_core.sandbox.host import Kernel
 from env_core.sandbox.protocol import FunctionStub, ToolReply, python_name
-from env_core.sqlfuncs.build import build_suite, write_build
+from env_core.sqlfuncs.build import PAPER, PAPER_COLUMN, SPLITS, build_suite, default_workers, write_build
 from env_core.suites import load_suite
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SPIDER = REPO.parent / "shared" / "data" / "spider-dev"
 BEGIN, END = "<!-- sqlfuncs-stats:begin -->", "<!-- sqlfuncs-stats:end -->"
-PAPER = {  # HoHW §3.2 on full Spider, for comparison
-    "both paths match gold (kept)": "413",
-    "scenarios": "922",
-    "functions": "4,450",
-    "0": "2,160",
-    "1": "1,661",
-    "2": "568",
-    "3": "46",
-    "4+": "15",
-}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -44,21 +46,27 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def stats_table(stats: dict, spider: Path) -> str:
+def stats_table(stats: dict, spider: Path, regenerated: bool = True) -> str:
     lines = [
         f"Built from `{spider.name}` with seed {stats['seed']}, one augmentation tried per kept question"
-        " (`python -m benchmarks.sqlfuncs_build --update-readme` regenerates this table).",
+        + (" (`python -m benchmarks.sqlfuncs_build --update-readme` regenerates this table)." if regenerated else "."),
         "",
-        "| stage | this build | HoHW paper (full Spider) |",
+        f"| stage | this build | {PAPER_COLUMN}, full Spider |",
         "|---|---:|---:|",
     ]
+
+    def paper(key: str) -> str:
+        return f"{PAPER[key]:,}" if key in PAPER else ""
+
     for stage, count in stats["stages"].items():
-        lines.append(f"| {stage} | {count} | {PAPER.get(stage, '')} |")
-    lines.append(f"| scenarios after augmentation | {stats['scenarios']} | {PAPER['scenarios']} |")
-    lines.append(f"| functions generated | {stats['functions']} | {PAPER['functions']} |")
+        lines.append(f"| {stage} | {count:,} | {paper(stage)} |")
+    lines.append(f"| scenarios after augmentation | {stats['scenarios']:,} | {paper('scenarios')} |")
+    for split in SPLITS:
+        lines.append(f"| {split} scenarios | {stats['scenarios_by_split'][split]:,} | {paper(split)} |")
+    lines.append(f"| functions generated | {stats['functions']:,} | {paper('functions')} |")
     for arity, count in stats["functions_by_arguments"].items():
-        lines.append(f"| functions with {arity} argument(s) | {count} | {PAPER[arity]} |")
-    lines.append(f"| items skipped (malformed, unparseable, failing) | {stats['skipped']} | |")
+        lines.append(f"| functions with {arity} argument(s) | {count:,} | {paper(arity)} |")
+    lines.append(f"| items skipped (malformed, unparseable, failing) | {stats['skipped']:,} | |")
     return "\n".join(lines)
 
 
@@ -109,6 +117,91 @@ def codeact(suite: Any, call: tuple[Any, Any], cells: int) -> tuple[list[float],
     return starts, extra, own
 
 
+def generate_spider(source: Path, out: Path, min_questions: int = 9000, min_databases: int = 160) -> Path:
+    """A Spider-format folder of at least ``min_questions`` questions over at least ``min_databases`` databases:
+    ``source``'s databases cloned as ``<db_id>_c<k>`` (hard links, copies where links fail) with their questions."""
+    tables = json.loads((source / "tables.json").read_text())
+    questions = json.loads((source / "dev.json").read_text())
+    copies = max(math.ceil(min_questions / len(questions)), math.ceil(min_databases / len(tables)))
+    out.mkdir(parents=True, exist_ok=True)
+    all_tables, all_questions = [], []
+    for k in range(copies):
+        for entry in tables:
+            db_id = entry["db_id"]
+            clone = f"{db_id}_c{k:02d}"
+            all_tables.append({**entry, "db_id": clone})
+            folder = out / "database" / clone
+            folder.mkdir(parents=True, exist_ok=True)
+            original = source / "database" / db_id / f"{db_id}.sqlite"
+            try:
+                os.link(original, folder / f"{clone}.sqlite")
+            except OSError:
+                shutil.copyfile(original, folder / f"{clone}.sqlite")
+        all_questions += [{**q, "db_id": f"{q['db_id']}_c{k:02d}"} for q in questions]
+    (out / "tables.json").write_text(json.dumps(all_tables))
+    (out / "dev.json").write_text(json.dumps(all_questions))
+    return out
+
+
+def build_once(folder: Path, workers: int) -> None:
+    """(in a fresh process) One build of ``folder``; prints its time, peak memory and counts as JSON."""
+    started = time.perf_counter()
+    built = build_suite(folder, seed=0, augment=1, workers=workers)
+    seconds = time.perf_counter() - started
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "worker_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+                "stats": built.stats,
+            }
+        )
+    )
+
+
+def scale(args: argparse.Namespace) -> None:
+    """Build time and peak memory at the size of the whole of Spider, serial and with the default pool."""
+    pool = max(2, default_workers(10**9))
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = generate_spider(args.spider, Path(tmp) / "spider-scale", args.min_questions, args.min_databases)
+        databases = len(json.loads((folder / "tables.json").read_text()))
+        runs: dict[int, list[dict[str, Any]]] = {1: [], pool: []}
+        for _ in range(args.repeats):
+            for workers in runs:
+                command = [sys.executable, "-m", "benchmarks.sqlfuncs_build", "--build-once", str(folder)]
+                done = subprocess.run(
+                    [*command, "--workers", str(workers)], cwd=REPO, capture_output=True, text=True, check=True
+                )
+                runs[workers].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    stats = runs[1][0]["stats"]
+    assert all(r["stats"] == stats for rs in runs.values() for r in rs), "builds differ"
+    questions = stats["stages"]["questions in"]
+    print(
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average {os.getloadavg()[0]:.1f} at the end"
+    )
+    for workers, results in runs.items():
+        seconds = [r["seconds"] for r in results]
+        print(
+            f"{workers} process(es): median {statistics.median(seconds):.2f} s, min {min(seconds):.2f} s over "
+            f"{len(seconds)} builds; peak memory {max(r['peak_mb'] for r in results):.0f} MB"
+            + (f" (+ {max(r['worker_peak_mb'] for r in results):.0f} MB per worker)" if workers > 1 else "")
+        )
+    print()
+    print(stats_table(stats, folder, regenerated=False))
+    serial = statistics.median(r["seconds"] for r in runs[1])
+    pooled = statistics.median(r["seconds"] for r in runs[pool])
+    print(
+        f"\nREADME: building a generated Spider-format folder of {questions:,} questions over {databases} databases "
+        f"(the {len(json.loads((args.spider / 'tables.json').read_text()))} shared Spider dev databases cloned, the "
+        f"size of the whole of Spider), augmentation included, takes {serial:.1f} s in one process and "
+        f"{pooled:.1f} s with {pool} (median of {args.repeats} builds each, {os.cpu_count()} cores); peak memory "
+        f"{max(r['peak_mb'] for r in runs[1]):.0f} MB in one process, {max(r['peak_mb'] for r in runs[pool]):.0f} "
+        f"MB + {max(r['worker_peak_mb'] for r in runs[pool]):.0f} MB per worker with {pool}."
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--spider", type=Path, default=DEFAULT_SPIDER)
@@ -116,7 +209,18 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=3000, help="function calls to time")
     parser.add_argument("--cells", type=int, default=300, help="CodeAct cells to time")
     parser.add_argument("--update-readme", action="store_true")
+    parser.add_argument("--scale", action="store_true", help="build a generated folder the size of all of Spider")
+    parser.add_argument("--min-questions", type=int, default=9000, help="--scale: questions at least")
+    parser.add_argument("--min-databases", type=int, default=160, help="--scale: databases at least")
+    parser.add_argument("--build-once", type=Path, help=argparse.SUPPRESS)  # --scale's child process
+    parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_once is not None:
+        build_once(args.build_once, args.workers)
+        return
+    if args.scale:
+        scale(args)
+        return
 
     compile_s = []
     for _ in range(args.repeats):

@@ -24,7 +24,7 @@ import asyncio
 import importlib.util
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -36,7 +36,7 @@ from cluster.config import ConfigError, SweepConfig, TrackingConfig, apply_overr
 from cluster.plan import RunManifest, SuiteRecord, plan_sweep, versions
 from cluster.store import RunStore, StoreError
 from env_core.errors import UndertowError, close_match, did_you_mean
-from env_core.families import FamilySummary, ReportTable, families, family_summaries, get_family
+from env_core.families import Family, FamilySummary, ReportTable, families, family_summaries, get_family
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import EpisodeResult, Outcome, Trajectory
 from env_core.sandbox import SandboxConfig, available_isolation, check_isolation
@@ -45,9 +45,10 @@ from env_core.suites import load_ref, suite_ref
 from scoring.analysis import Analysis, analyse
 from scoring.summary import SummaryRow, summarize
 from storage import StorageUnavailable
-from workers.clients import POLICIES, PolicyModel, VLLMModel
+from workers.clients import POLICIES, VLLMModel
 
 if TYPE_CHECKING:
+    from cluster.report.tables import LayoutView
     from cluster.tracking import Tracker, TrackingReport
     from workers.docgen import DocReport
     from workers.runner import ShardOutput
@@ -309,11 +310,11 @@ def _check_vllm(sweep: SweepConfig) -> None:
 
 
 def _check_sandbox(sweep: SweepConfig) -> str | None:
-    """The isolation model-written code will run under, for the manifest; None when no kernel will run (built-in
-    policies speak function calling whatever the protocol). A local run on a machine weaker than
-    ``sandbox.require`` is refused here (``SandboxUnavailable``), before anything runs; on a cluster each worker
-    checks its own machine when it starts a kernel, and such episodes end as config_error."""
-    if sweep.agent.protocol != "codeact" or all(isinstance(m, PolicyModel) for m in sweep.models):
+    """The isolation model-written code will run under, for the manifest; None when no kernel will run (a
+    protocol other than CodeAct; under CodeAct built-in policies run their calls as cells too). A local run on a
+    machine weaker than ``sandbox.require`` is refused here (``SandboxUnavailable``), before anything runs; on a
+    cluster each worker checks its own machine when it starts a kernel, and such episodes end as config_error."""
+    if sweep.agent.protocol != "codeact":
         return None
     if sweep.run.ray_address is not None:
         return f"{sweep.sandbox.require} required, checked by each worker"
@@ -791,15 +792,48 @@ def _check_html(html: Path | None) -> None:
 
 
 def write_html(
-    path: Path, analysis: Analysis, results: list[EpisodeResult], stores: Sequence[RunStore], title: str
+    path: Path,
+    analysis: Analysis,
+    results: list[EpisodeResult],
+    stores: Sequence[RunStore],
+    title: str,
+    layout: LayoutView | None = None,
 ) -> Path:
-    """The HTML report: tables, embedded plots, and one instructive episode's trace from the first store."""
+    """The HTML report: tables, embedded plots, and one instructive episode's trace from the first store;
+    ``layout``: a family layout's tables in place of the families' own."""
     from cluster.report import report_page, run_meta
 
     meta = run_meta((st.manifest() for st in stores), (st.location for st in stores))
-    html, _ = report_page(analysis, results, stores[0].trajectories, title, meta)
+    html, _ = report_page(analysis, results, stores[0].trajectories, title, meta, layout)
     path.write_text(html, encoding="utf-8")
     return path
+
+
+def layout_owners(name: str, family_names: Iterable[str]) -> list[Family]:
+    """The families (of ``family_names``, a run's) that have the report layout ``name``. A name none of them has
+    is a :class:`ConfigError` listing the layouts they do have, with a did-you-mean."""
+    found = [get_family(f) for f in dict.fromkeys(family_names)]
+    known = sorted({layout for family in found for layout in getattr(family, "layouts", {}) or {}})
+    owners = [family for family in found if name in (getattr(family, "layouts", {}) or {})]
+    if not owners:
+        names = ", ".join(f.name for f in found) or "none"
+        raise ConfigError(
+            f"unknown layout '{name}' (layouts of this run's families ({names}): {', '.join(known) or 'none'})",
+            field="--layout",
+            hint=close_match(name, known) or close_match(name.lower(), known),
+        )
+    return owners
+
+
+def apply_layout(name: str, owners: Sequence[Family], summaries: Mapping[str, FamilySummary]) -> LayoutView:
+    """Each owner's layout ``name`` over its own suites' summaries, in order, as one view."""
+    from cluster.report.tables import LayoutView
+
+    tables: list[ReportTable] = []
+    for family in owners:
+        own = {suite: s for suite, s in summaries.items() if s.family == family.name}
+        tables += getattr(family, "layouts", {})[name](own)
+    return LayoutView(name, tables, frozenset(f.name for f in owners))
 
 
 @dataclass
@@ -810,6 +844,7 @@ class RunReport:
     store: RunStore
     manifest: RunManifest
     html: Path | None = None  # the HTML report written
+    layout: str | None = None  # the family layout asked for (``--layout``), checked against the run's families
 
     @property
     def run_id(self) -> str:
@@ -836,18 +871,31 @@ class RunReport:
         """Shards without a committed result yet."""
         return len(self.manifest.shards) - len(self.store.committed())
 
+    @cached_property
+    def layout_view(self) -> LayoutView | None:
+        """The tables of the layout asked for, over this run's family summaries (None when none was asked)."""
+        if self.layout is None:
+            return None
+        owners = layout_owners(self.layout, (s.family for s in self.manifest.suites))
+        return apply_layout(self.layout, owners, self.families)
 
-def report(run: str, store: str | None = None, *, html: Path | None = None) -> RunReport:
+
+def report(run: str, store: str | None = None, *, html: Path | None = None, layout: str | None = None) -> RunReport:
     """A run's summary from its store (a run id under ``store``, a run folder, or an ``s3://`` URI); with ``html``,
     also write the HTML report there (tables, plots, paired comparisons, recovery gaps, one episode's trace).
-    ``store``: the run store folder or ``s3://bucket/prefix`` (default ``runs``)."""
+    ``store``: the run store folder or ``s3://bucket/prefix`` (default ``runs``). ``layout`` names a report layout
+    of one of the run's families (``hohw``: a paper's tables): its tables (``RunReport.layout_view``) stand in for
+    those families' own, in the HTML report too; a name none of them has is a :class:`ConfigError`."""
     run_store = RunStore.open(run, store or "runs")
     manifest = run_store.manifest()
     _check_html(html)
+    owners = layout_owners(layout, (s.family for s in manifest.suites)) if layout is not None else []
     if html is not None:
         results = list(run_store.iter_results())
-        write_html(html, analyse(results, manifest.model_sizes()), results, [run_store], manifest.run_id)
-    return RunReport(run_store, manifest, html)
+        analysis = analyse(results, manifest.model_sizes())
+        view = apply_layout(layout, owners, analysis.families) if layout is not None else None
+        write_html(html, analysis, results, [run_store], manifest.run_id, view)
+    return RunReport(run_store, manifest, html, layout)
 
 
 @dataclass(frozen=True)
@@ -1163,49 +1211,54 @@ class BuildOutcome:
     docs: DocReport | None = None  # the model-written documentation, when asked for
 
 
+DOCS_CHOICES = ("template", "model")
+
+
 def build(
     family: str,
     fields: Sequence[str] | None = None,
     *,
     out: str | Path = "suite",
+    docs: str | None = None,
     docs_model_url: str | None = None,
     docs_model_name: str = "default",
     hooks: Hooks | None = None,
 ) -> BuildOutcome:
     """Write a suite folder at ``out`` from a family's source data (the same build a sweep makes on first use);
-    ``fields`` are the family's suite fields as ``FIELD=VALUE``. With ``docs_model_url``, an OpenAI-compatible
-    endpoint then documents the tools (each doc checked, with corrections) for a family that allows it."""
+    ``fields`` are the family's suite fields as ``FIELD=VALUE``. With ``docs="model"`` (or ``docs_model_url``
+    alone, or the fields ``docs=model docs_model.url=URL``), an OpenAI-compatible endpoint then documents the tools
+    (each doc checked, with corrections) for a family that allows it; an endpoint that is down leaves the template
+    docs, tool by tool, and the build still succeeds (``BuildOutcome.docs`` says so)."""
     hooks = hooks or Hooks()
     out = Path(out)
     chosen = get_family(family)
+    if docs is not None and docs not in DOCS_CHOICES:
+        choices = ", ".join(DOCS_CHOICES)
+        hint = close_match(docs, DOCS_CHOICES)
+        raise ConfigError(f"expected one of {choices}, got '{docs}'", field="--docs", hint=hint)
+    if docs == "template" and docs_model_url:
+        raise ConfigError("--docs template: the tools keep their template docs, so leave out --docs-model-url")
+    reference = suite_reference(family, fields, family=True)
+    if docs == "model" and not docs_model_url and "docs_model" not in reference:
+        raise ConfigError("--docs model needs --docs-model-url URL (an OpenAI-compatible endpoint that writes them)")
+    if docs == "model":
+        reference["docs"] = "model"
+    if docs_model_url:  # the options say what the fields would: docs: model with this endpoint
+        if getattr(chosen, "documenter", None) is None:
+            raise ConfigError(f"--docs-model-url: family '{chosen.name}' has no model-written documentation")
+        reference.update(docs="model", docs_model={"url": docs_model_url, "name": docs_model_name})
     try:
-        config = suite_ref(suite_reference(family, fields, family=True), base=Path.cwd())
+        config = suite_ref(reference, base=Path.cwd())
     except ValidationError as exc:
         raise ConfigError("; ".join(f"{chosen.name} suite: {p}" for p in validation_problems(exc))) from None
-    documenter = getattr(chosen, "documenter", None)
-    if docs_model_url and documenter is None:
-        raise ConfigError(f"--docs-model-url: family '{chosen.name}' has no model-written documentation")
     hooks.stage(f"building a {chosen.name} suite")
     tables = chosen.build(config, out)
-    if not docs_model_url or documenter is None:
+    if config.docs != "model" or config.docs_model is None:
         return BuildOutcome(chosen.name, out, tables)
-    from env_core.suites import read_tools, write_tools
-    from workers.clients import EndpointModel, OpenAIChatClient
-    from workers.docgen import write_docs
+    from workers.docgen import document_folder, documenter_of
 
-    tools = read_tools(out)
-
-    async def document() -> tuple[list[Any], DocReport]:
-        client = OpenAIChatClient(EndpointModel(name=docs_model_name, base_url=docs_model_url))
-        try:
-            return await write_docs(tools, documenter.context(out), client, documenter)
-        finally:
-            await client.aclose()
-
-    hooks.stage(f"documenting {len(tools)} tools with {docs_model_name}")
-    documented, docs = asyncio.run(document())
-    write_tools(out, documented)
-    return BuildOutcome(chosen.name, out, tables, docs)
+    report = document_folder(out, documenter_of(config), config.docs_model, stage=hooks.stage)
+    return BuildOutcome(chosen.name, out, tables, report)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from env_core.errors import ConfigError, did_you_mean
 from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Strict
 from env_core.suites import Suite, SuiteRef, load_ref
 from storage import is_s3, join_uri
+from workers.docgen import document_suite
 from workers.runner import EpisodePlan, ShardSpec
 
 
@@ -107,6 +108,21 @@ def check_fault_targets(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]
                         )
 
 
+def check_hints(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> None:
+    """A setting that shows hints needs a suite with hints: on a suite without any it would run as its hint-less
+    twin and be reported as the hinted condition, silently."""
+    for i, setting in enumerate(config.settings):
+        if not setting.hints:
+            continue
+        for ref, suite in loaded:
+            if not any(scenario.hint for scenario in suite.scenarios):
+                raise ConfigError(
+                    f"setting '{setting.name}' shows hints, but no scenario of suite '{ref.label}' has one",
+                    field=f"settings[{i}].hints",
+                    hint="use a setting without hints for this suite, or a suite whose scenarios carry hints",
+                )
+
+
 def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     """Expand models × suites × settings × seeds × scenarios into shards of at most ``run.shard_size`` episodes.
 
@@ -118,8 +134,9 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     code = found_versions["undertow"]
     suites = []
     shards: list[ShardSpec] = []
-    loaded = [(ref, load_ref(ref)) for ref in config.suites]
+    loaded = [(ref, load_ref(ref, document_suite)) for ref in config.suites]  # docs: model builds document
     check_fault_targets(config, loaded)
+    check_hints(config, loaded)
     for ref, suite in loaded:
         suites.append(
             SuiteRecord(

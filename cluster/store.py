@@ -439,6 +439,10 @@ def _result_schema() -> tuple[pa.Schema, frozenset[str]]:
             json_columns.add(name)
         elif isinstance(annotation, type) and issubclass(annotation, Enum):
             kind = pa.string()  # the enum's value (outcome)
+        elif typing.get_origin(annotation) is typing.Literal and all(
+            isinstance(a, str) for a in typing.get_args(annotation)
+        ):
+            kind = pa.string()  # one of a few names (answers)
         elif annotation in _ARROW_TYPES:
             kind = _ARROW_TYPES[annotation]
         else:

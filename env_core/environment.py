@@ -145,7 +145,7 @@ class Environment:
                     else:
                         result = self.toolbox.execute(self._state, spec, call.arguments)
                 except ToolExecutionError as exc:
-                    error = ToolError(type="tool_error", message=str(exc))
+                    error = ToolError(type=exc.error_type, message=str(exc))
                 if isinstance(result, ToolOutput):
                     result, notes = result.value, result.notes
         disclosed = self._disclosure.after_call(call.name, failed=error is not None)

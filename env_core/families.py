@@ -25,7 +25,7 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
@@ -81,6 +81,13 @@ def close_name(path: str | Path) -> str:
     return hint if hint.startswith("did you mean") else ""
 
 
+class DocsModel(Strict):
+    """An OpenAI-compatible endpoint that writes tool documentation (``docs: model``)."""
+
+    url: str = Field(description="base URL, e.g. http://127.0.0.2:8000/v1")
+    name: str = Field(default="default", description="the model id it serves")
+
+
 class SuiteConfig(Strict):
     """Fields every suite reference has. A family's own config subclasses it with ``family: Literal["<name>"]``
     and the fields that say which source data to build from; ``source_name`` names what it was built from."""
@@ -93,10 +100,26 @@ class SuiteConfig(Strict):
     skip_invalid: bool = Field(default=False, description="leave out bad scenarios instead of stopping")
     access: ToolAccess = Field(default_factory=ToolAccess)
     alias: str | None = Field(default=None, description="name in reports (default: derived from the source)")
+    split: Literal["all", "validation", "test"] = Field(
+        default="all",
+        description="run only the scenarios of this split (a scenario's metadata 'split', set by the build); all: "
+        "every scenario",
+    )
+    answers: Literal["lenient", "strict"] = Field(
+        default="lenient",
+        description="answer matching: lenient (the gold values anywhere in the answer, prose included) or strict "
+        "(structured records keyed by the original column names; order counts only when the gold is ordered)",
+    )
+    docs: Literal["template", "model"] = Field(
+        default="template",
+        description="tool documentation: the family's own (template) or written by docs_model and checked "
+        "(families with a documenter only); cached with the build",
+    )
+    docs_model: DocsModel | None = Field(default=None, description="docs: model: the endpoint that writes them")
 
     # fields that say how a suite is used, not what is built: the build cache ignores them
     USE_FIELDS: ClassVar[frozenset[str]] = frozenset(
-        {"family", "family_ref", "scenarios", "limit", "skip_invalid", "access", "alias"}
+        {"family", "family_ref", "scenarios", "limit", "skip_invalid", "access", "alias", "split", "answers"}
     )
 
     _resolve = field_validator("scenarios")(resolve_path)
@@ -177,6 +200,41 @@ class StackedBars(BaseModel):
     x_label: str = ""
 
 
+class Box(BaseModel):
+    """One box of a box plot: a distribution given by its five numbers (and its mean), not its raw values."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str  # the group on the x axis (a setting, a model)
+    series: str = ""  # what the colour tells apart within a group (a model, correct / incorrect); "" for one series
+    panel: str = ""  # the subplot it is drawn in, titled so (panels in order of first appearance)
+    n: int
+    low: float
+    q1: float
+    median: float
+    q3: float
+    high: float
+    mean: float | None = None
+
+
+class BoxPlots(BaseModel):
+    """Distributions side by side: one box per (label, series), grouped by label, a colour per series, in one
+    subplot per panel."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str  # file-name stem: the figure is saved as ``<name>_<suite>.png``
+    title: str
+    alt: str  # what the figure shows, for the HTML page's alt text
+    boxes: list[Box]
+    y_label: str = ""
+    x_label: str = ""
+
+
+# The figures a family summary can hand over: the report draws each kind without knowing what it counts.
+FamilyFigure = StackedBars | BoxPlots
+
+
 class FamilySummary(BaseModel):
     """A family's typed analysis of one suite's results. Subclasses add their fields and override the hooks."""
 
@@ -188,7 +246,7 @@ class FamilySummary(BaseModel):
         """Tables for ``undertow report`` and the HTML report."""
         return []
 
-    def figures(self, suite: str) -> list[StackedBars]:
+    def figures(self, suite: str) -> Sequence[FamilyFigure]:
         """Figures for the HTML report and MLflow artifacts."""
         return []
 
@@ -219,6 +277,11 @@ def flat_metrics(prefix: str, value: Any, out: dict[str, float] | None = None) -
 # The protocol
 
 
+# A family's named report layouts: each turns the family summaries of a run's suites (suite label -> summary, only
+# this family's) into tables, e.g. a paper's tables laid out as the paper prints them.
+Layouts = Mapping[str, Callable[[Mapping[str, "FamilySummary"]], list["ReportTable"]]]
+
+
 class ToolDocumenter(Protocol):
     """What a family offers when a model may write its tools' documentation (``undertow build --docs-model-url``):
     the pure parts; the calling loop is ``workers.docgen``."""
@@ -243,7 +306,8 @@ class ToolDocumenter(Protocol):
 @runtime_checkable
 class Family(Protocol):
     """Everything a benchmark family contributes, and nothing else. A family whose tools a model may document
-    also has a ``documenter`` attribute (a :class:`ToolDocumenter`)."""
+    also has a ``documenter`` attribute (a :class:`ToolDocumenter`); one that can print a paper's tables has
+    ``layouts`` (a :data:`Layouts`, for ``undertow report --layout NAME``)."""
 
     name: str
     description: str
@@ -306,6 +370,7 @@ class FamilyDefinition:
     summarize: Callable[[Sequence[EpisodeResult]], FamilySummary | dict[str, Any] | None] = no_summary
     summary_model: type[FamilySummary] | None = None
     documenter: ToolDocumenter | None = None
+    layouts: Layouts = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------------------------

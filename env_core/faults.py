@@ -1,9 +1,9 @@
 """The fault layer: named settings, resolving a setting against a scenario, and faults firing at run time.
 
 A *setting* is a named list of faults applied to every scenario of a suite (``clean``, ``first_tried``,
-``impossible``, ...). Its fault targets may be symbolic (``@solution``, ``@primary``); ``resolve_faults`` turns
-them into tool names for one scenario. ``FaultRuntime`` holds one episode's fault state: call counts and which tool
-``first_tried`` disabled.
+``impossible``, ...), and whether the agent sees each scenario's hint (``posed``). Its fault targets may be
+symbolic (``@solution``, ``@primary``); ``resolve_faults`` turns them into tool names for one scenario.
+``FaultRuntime`` holds one episode's fault state: call counts and which tool ``first_tried`` disabled.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ class Setting(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
     faults: list[FaultSpec] = Field(default_factory=list)
     scenario_faults: bool = True
+    hints: bool = Field(default=False, description="show each scenario's hint (Scenario.hint) after its task")
     description: str = ""
 
 
@@ -46,7 +47,14 @@ PRESET_SETTINGS: dict[str, Setting] = {
         Setting(
             name="impossible",
             faults=[FaultSpec(kind=FaultKind.unavailable, target=TARGET_SOLUTION)],
-            description="every solution tool is unavailable: the right answer is to give up",
+            description="every solution tool is listed but fails as unavailable when called: the right answer is "
+            "to give up (compare distractors_only, where they are not there at all)",
+        ),
+        Setting(
+            name="distractors_only",
+            faults=[FaultSpec(kind=FaultKind.removed, target=TARGET_SOLUTION)],
+            description="the solution tools are taken away (not listed, never returned by search), so only "
+            "distractors are offered: the right answer is to give up (HoHW's impossible condition)",
         ),
         Setting(
             name="unavailable",
@@ -70,6 +78,18 @@ PRESET_SETTINGS: dict[str, Setting] = {
             ],
             description="the primary plan's tools fail twice (503), then work",
         ),
+        Setting(
+            name="hinted",
+            scenario_faults=False,
+            hints=True,
+            description="no faults; each scenario's hint follows its task (HoHW Table 4)",
+        ),
+        Setting(
+            name="hinted_first_tried",
+            faults=[FaultSpec(kind=FaultKind.first_tried, target=TARGET_SOLUTION)],
+            hints=True,
+            description="first_tried, with each scenario's hint after its task (HoHW Table 4)",
+        ),
     ]
 }
 
@@ -88,6 +108,17 @@ def resolve_faults(scenario: Scenario, setting: Setting) -> list[FaultSpec]:
         if names:
             resolved.append(spec.model_copy(update={"target": names}))
     return resolved
+
+
+HINT_PREFIX = "\n\nHint: "
+
+
+def posed(scenario: Scenario, setting: Setting) -> Scenario:
+    """The scenario as the agent is asked it under ``setting``: with ``hints``, its hint follows its task (a
+    scenario without a hint is unchanged)."""
+    if not setting.hints or not scenario.hint:
+        return scenario
+    return scenario.model_copy(update={"task": f"{scenario.task}{HINT_PREFIX}{scenario.hint}"})
 
 
 def expects_give_up(scenario: Scenario, faults: list[FaultSpec], first_tried: Iterable[str] | None = None) -> bool:

@@ -251,6 +251,11 @@ class Scenario(Versioned):
     variant_of: str | None = Field(
         default=None, description="the scenario this one was derived from (an augmentation); None: an original"
     )
+    hint: str | None = Field(
+        default=None,
+        description="extra problem-specific information that disambiguates the task; the agent sees it only under "
+        "a setting with hints: true (HoHW Table 4)",
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -438,3 +443,6 @@ class EpisodeResult(Versioned):
     error_trace: str | None = None  # the last frames of its traceback (status shows them)
     worker: str = ""  # host:pid of the process that ran the episode
     details: dict[str, Any] = Field(default_factory=dict)  # family-specific per-episode facts (error category, ...)
+    # how the answer was matched against gold (the suite's ``answers``): strict (records keyed by the original
+    # column names) or lenient (the gold values anywhere in the answer, prose included)
+    answers: Literal["lenient", "strict"] = "lenient"

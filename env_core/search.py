@@ -1,11 +1,11 @@
 """Tool discovery for open-world settings: the ``search_tools`` / ``get_info`` meta-tools and how a suite's tools
 are shown to the agent (``ToolAccess``).
 
-``closed``: the scenario's own tools plus ``distractors`` other tools of the universe, drawn from (scenario id,
-seed). ``open``: no function is listed; the agent searches the whole universe and reads documentation, and every
-tool a search or ``get_info`` returned becomes callable. The search backend is anything with
-``search(query, k) -> [tool names]``; ``LexicalSearch`` is the built-in one (the ``retrieval`` package provides
-embedding and BM25 indexes behind the same interface).
+``closed``: the scenario's own tools plus ``distractors`` other tools of the universe (or as many as fill the list
+to ``functions`` tools), drawn and shuffled from (scenario id, seed). ``open``: no function is listed; the agent
+searches the whole universe and reads documentation, and every tool a search or ``get_info`` returned becomes
+callable. The search backend is anything with ``search(query, k) -> [tool names]``; ``LexicalSearch`` is the
+built-in one (the ``retrieval`` package provides embedding and BM25 indexes behind the same interface).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any, Literal, Protocol
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from env_core.model import Scenario, Strict, ToolSpec
 
@@ -100,33 +100,58 @@ SEARCH_SPECS = [
 
 
 class ToolAccess(Strict):
-    """How tools reach the agent: listed in context (``closed``, with distractors) or found by search (``open``)."""
+    """How tools reach the agent: listed in context (``closed``, with distractors) or found by search (``open``).
+
+    A closed list is always shuffled, deterministically from (scenario id, seed), so that the solution tools never
+    sit in the order of the gold plan."""
 
     mode: Literal["closed", "open"] = "closed"
     distractors: int = Field(default=0, ge=0, le=100_000, description="closed: extra tools from the universe")
+    functions: int | None = Field(
+        default=None,
+        ge=1,
+        le=100_000,
+        description="closed: list exactly this many tools in all, the scenario's own plus distractors to fill (HoHW "
+        "Figure 3: 3, 9, 27, 81); a scenario with more own tools than this lists its own only; removed tools do not "
+        "count; tools disclosed later come on top; instead of distractors",
+    )
     max_results: int = Field(default=MAX_RESULTS, ge=1, le=1000, description="open: cap on search_tools num_results")
     search: Literal["dense", "hybrid", "bm25", "lexical"] = Field(
         default="dense",
         description="open: the retrieval index behind search_tools (lexical: built-in TF-IDF, no model)",
     )
 
+    @model_validator(mode="after")
+    def _one_size(self) -> ToolAccess:
+        if self.functions is not None and self.mode == "open":
+            raise ValueError("functions: only for closed access; open access lists no tools (the agent searches)")
+        if self.functions is not None and self.distractors:
+            raise ValueError(
+                "give either functions (how many tools in all) or distractors (how many extra tools), not both"
+            )
+        return self
+
     @property
     def label(self) -> str:
         if self.mode == "closed":
-            return f"closed+{self.distractors}"
+            return f"closed+{self.distractors}" if self.functions is None else f"closed@{self.functions}"
         return "open" if self.search == "dense" else f"open-{self.search}"
 
-    def apply(self, scenario: Scenario, universe: list[str], seed: int) -> Scenario:
-        """The scenario as the agent meets it: its tool list under this access mode."""
+    def apply(self, scenario: Scenario, universe: list[str], seed: int, removed: Collection[str] = ()) -> Scenario:
+        """The scenario as the agent meets it: its tool list under this access mode. ``removed`` (the tools a
+        ``removed`` fault takes away) are never listed, and ``functions`` counts only the tools that are: under
+        ``distractors_only`` the list still holds k tools, all of them distractors."""
         if self.mode == "open":
             return scenario.model_copy(update={"tools": [SEARCH_TOOLS, GET_INFO]})
-        if not self.distractors:
-            return scenario
-        own = set(scenario.tools) | set(scenario.hidden_tools)
-        pool = [name for name in universe if name not in own]
+        gone = set(removed)
+        tools = [name for name in scenario.tools if name not in gone]
+        extra = self.distractors if self.functions is None else max(0, self.functions - len(tools))
         digest = hashlib.sha256(f"distractors|{scenario.id}|{seed}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
-        tools = scenario.tools + rng.sample(pool, min(self.distractors, len(pool)))
+        if extra:
+            own = set(scenario.tools) | set(scenario.hidden_tools) | gone
+            pool = [name for name in universe if name not in own]
+            tools += rng.sample(pool, min(extra, len(pool)))
         rng.shuffle(tools)
         return scenario.model_copy(update={"tools": tools})
 

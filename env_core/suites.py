@@ -14,7 +14,8 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 from pathlib import Path
@@ -42,7 +43,7 @@ from env_core.families import (
     resolve_path,
     suite_config_model,
 )
-from env_core.faults import Setting, resolve_faults
+from env_core.faults import FaultRuntime, Setting, resolve_faults
 from env_core.model import Scenario, ToolSpec, Versioned
 from env_core.scenarios import (
     describe_validation_error,
@@ -83,7 +84,8 @@ class Suite:
         access searches with ``searcher`` (a retrieval index), or the built-in lexical search."""
         access = access or ToolAccess()
         faults = resolve_faults(scenario, setting)
-        shown = access.apply(scenario, list(self.toolbox.specs), seed)
+        # removed tools do not count towards ``access.functions``: distractors_only at k still lists k tools
+        shown = access.apply(scenario, list(self.toolbox.specs), seed, FaultRuntime(faults).removed_tools())
         search = (searcher or self.searcher) if access.mode == "open" else None
         return Environment(shown, self.toolbox, seed=seed, faults=faults, search=search, max_results=access.max_results)
 
@@ -225,14 +227,32 @@ def _read_folder(folder: Path, scenarios: Path | None, skip_invalid: bool, famil
     return Suite(meta.name, meta.family, meta.version, toolbox, loaded.scenarios, loaded.skipped)
 
 
+def keep_split(scenarios: list[Scenario], split: str, suite: str) -> list[Scenario]:
+    """The scenarios of one split (their ``metadata["split"]``, set by the build); ``all`` keeps every one. A split
+    that leaves none is a ``SuiteError`` saying what splits the suite has."""
+    if split == "all":
+        return scenarios
+    kept = [s for s in scenarios if s.metadata.get("split") == split]
+    if kept:
+        return kept
+    counts = Counter(str(s.metadata.get("split", "no split")) for s in scenarios)
+    if set(counts) == {"no split"}:
+        has = "no scenario has split metadata (built by an older build: rebuild it)"
+    else:
+        has = "it has " + ", ".join(f"{name}: {n}" for name, n in sorted(counts.items()))
+    raise SuiteError(f"suite '{suite}': split '{split}' leaves no scenario; {has}")
+
+
 def load_suite(
     path: str | Path,
     scenarios: str | Path | None = None,
     skip_invalid: bool = False,
     limit: int | None = None,
     family_ref: str | None = None,
+    split: str = "all",
 ) -> Suite:
-    """Read a built suite folder; ``scenarios`` replaces its scenario file.
+    """Read a built suite folder; ``scenarios`` replaces its scenario file; ``split`` keeps one split's scenarios
+    (after leaving out the invalid ones, before ``limit``).
 
     Raises ``SuiteError`` or ``ScenarioFileError`` naming the file, the line and the problem. With
     ``skip_invalid`` the bad scenarios are left out and listed in ``Suite.skipped``.
@@ -243,6 +263,7 @@ def load_suite(
         raise SuiteError("suite folder not found", file=os.path.abspath(folder), hint=close_name(folder) or None)
     suite = _read_folder(folder, Path(scenarios) if scenarios is not None else None, skip_invalid, family_ref)
     source = str(scenarios or path)
+    suite.scenarios = keep_split(suite.scenarios, split, suite.name)
     if limit is not None:
         suite.scenarios = suite.scenarios[:limit]
     if not suite.scenarios:
@@ -255,9 +276,18 @@ def suite_cache() -> Path:
     return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow")) / "suites"
 
 
-def suite_folder(config: SuiteConfig) -> Path:
+# Writes a model's documentation of the tools into a freshly built suite folder: called with the suite config and
+# the folder (``docs: model``). env_core cannot call a model; workers.docgen.document_suite is the implementation.
+DocumentSuite = Callable[[SuiteConfig, Path], object]
+
+DOCS_FILE = "docs.json"  # what the documenting step did, written into the suite folder beside the tools
+
+
+def suite_folder(config: SuiteConfig, document: DocumentSuite | None = None) -> Path:
     """The built folder of a suite config: its ``path``, or the family's build of its source data, made once per
-    (family, source content, build fields) and reused after."""
+    (family, source content, build fields) and reused after. With ``docs: model``, ``document`` writes the tools'
+    documentation into the build before it is kept, so model docs are cached with it (and remade only when the build
+    fields, ``docs_model`` among them, change)."""
     if isinstance(config, FolderSuite):
         return Path(config.path)
     family = get_family(config.family, config.family_ref)
@@ -265,15 +295,46 @@ def suite_folder(config: SuiteConfig) -> Path:
     key = hashlib.sha256(f"{family.source_digest(config)}\n{fields}".encode()).hexdigest()[:20]
     target = suite_cache() / f"{family.name}-{key}"
     if not (target / "suite.json").is_file():
+        if config.docs == "model" and document is None:
+            raise SuiteError(
+                f"suite '{config.label}': docs: model needs a documenting step to build it (load it through a sweep "
+                "or `undertow build`, which pass workers.docgen's)"
+            )
         # build beside the target and rename: concurrent builders (several workers) never see a half-written suite
         staging = target.with_name(f"{target.name}.tmp{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
-        family.build(config, staging)
+        try:
+            family.build(config, staging)
+            if config.docs == "model" and document is not None:
+                document(config, staging)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
         try:
             staging.rename(target)
         except OSError:  # another process finished first: its build is identical
             shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def check_docs(config: SuiteConfig) -> None:
+    """``docs: model`` needs ``docs_model``, a suite built from source data, and a family with a documenter; a
+    ``ValueError`` naming the field and the family otherwise (raised while a suite reference is validated, so it
+    stops a sweep at plan time)."""
+    if config.docs != "model":
+        return
+    if isinstance(config, FolderSuite):
+        raise ValueError(
+            f"docs: model applies to a suite built from a family's source data, not to a built folder ({config.path})"
+        )
+    family = get_family(config.family, config.family_ref)
+    if getattr(family, "documenter", None) is None:
+        raise ValueError(f"docs: model: family '{family.name}' has no model-written documentation")
+    if config.docs_model is None:
+        raise ValueError(
+            f"docs_model: family '{family.name}' with docs: model needs docs_model {{url, name}} (the endpoint that "
+            "writes the docs)"
+        )
 
 
 def _validate_ref(value: Any, info: ValidationInfo) -> SuiteConfig:
@@ -298,7 +359,9 @@ def _validate_ref(value: Any, info: ValidationInfo) -> SuiteConfig:
         model, data = suite_config_model(value)
     except FamilyError as exc:
         raise ValueError(str(exc)) from exc
-    return model.model_validate(data, context=info.context)
+    config = model.model_validate(data, context=info.context)
+    check_docs(config)
+    return config
 
 
 # How a sweep names a suite: one family's config model, chosen by ``family`` (or ``path`` for a built folder).
@@ -317,16 +380,17 @@ def suite_ref(value: Any, base: str | Path | None = None) -> SuiteConfig:
     return _SUITE_REF.validate_python(value, context={"base": str(base)} if base else None)
 
 
-def load_ref(config: SuiteConfig) -> Suite:
-    """The suite a config names, loaded once per process: workers run many shards of the same suite."""
-    return _load_cached(config.model_dump_json(exclude={"access", "alias"}))
+def load_ref(config: SuiteConfig, document: DocumentSuite | None = None) -> Suite:
+    """The suite a config names, loaded once per process: workers run many shards of the same suite. ``document``
+    writes model docs when a ``docs: model`` suite must be built (see :func:`suite_folder`)."""
+    return _load_cached(config.model_dump_json(exclude={"access", "alias"}), document)
 
 
 @cache
-def _load_cached(ref_json: str) -> Suite:
+def _load_cached(ref_json: str, document: DocumentSuite | None = None) -> Suite:
     config = suite_ref(json.loads(ref_json))
-    folder = suite_folder(config)
-    suite = load_suite(folder, config.scenarios, config.skip_invalid, config.limit, config.family_ref)
+    folder = suite_folder(config, document)
+    suite = load_suite(folder, config.scenarios, config.skip_invalid, config.limit, config.family_ref, config.split)
     if config.family and suite.family != config.family:  # a folder named with the family it should hold
         raise SuiteError(f"{folder}: a '{suite.family}' suite, not '{config.family}'")
     return suite

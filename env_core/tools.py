@@ -23,7 +23,12 @@ from env_core.model import ToolSpec
 
 
 class ToolExecutionError(Exception):
-    """Raised by a tool implementation for an error the agent should read (bad value, no such row, ...)."""
+    """Raised by a tool implementation for an error the agent should read (bad value, no such row, ...).
+    ``error_type`` is the observation's error type (``tool_error`` unless the tool says what kind it is)."""
+
+    def __init__(self, message: str, error_type: str = "tool_error"):
+        super().__init__(message)
+        self.error_type = error_type
 
 
 # Limits on values no tool can take, whatever its schema says: a model sends them, so they must come back to it as

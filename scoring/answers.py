@@ -101,3 +101,99 @@ def answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
         elif not re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text):
             return False
     return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Strict matching: the paper's protocol
+
+
+def _strict_value(predicted: Any) -> tuple[bool, Any]:
+    """(True, value) when ``predicted`` is a structured answer: a non-string value, or a text that is as a whole
+    one JSON / Python literal (possibly inside a single code fence, which is how text protocols write it). An
+    answer with prose around its structure is not structured: strict matching does not dig values out of text."""
+    if not isinstance(predicted, str):
+        return True, predicted
+    text = predicted.strip()
+    fenced = _FENCE.fullmatch(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            value = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        # "1,000" is a Python tuple literal; a tuple counts only when written with its parentheses
+        if isinstance(value, tuple) and not text.startswith("("):
+            continue
+        return True, value
+    return False, text
+
+
+def _cell(value: Any) -> Any:
+    """A record's value, normalized: scalars by :func:`normalize_scalar`, nested lists and dicts element-wise (a
+    hashable form, so rows can be counted)."""
+    if isinstance(value, dict):
+        return tuple(sorted((str(k), _cell(v)) for k, v in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_cell(v) for v in value)
+    return normalize_scalar(value)
+
+
+def _record(row: dict[Any, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted((str(k), _cell(v)) for k, v in row.items()))
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def strict_answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
+    """Whether ``predicted`` is the gold answer in the paper's protocol: structured, keyed by the original names.
+
+    - The answer must be structured: a JSON or Python literal as the whole answer (a single code fence around it
+      is allowed; CodeAct answers arrive as ``json.dumps`` of the agent's ``solution``), or a non-string value.
+      Prose never matches, even prose that names every gold value.
+    - Gold records (a list of dicts, as the functions return them) must come back as records with exactly the
+      gold's keys. Keys are compared exactly, case included: they are the column names the functions returned,
+      which the agent saw and had to keep ("original keys"); ``Name`` for ``name`` is a renamed key.
+    - Values are compared by :func:`normalize_scalar` (numbers to 4 decimals, text casefolded, spaces collapsed).
+    - Row order counts only when ``ordered`` (the gold query has ORDER BY); otherwise rows are a multiset.
+    - The paper's deterministic post-processing is kept: a bare scalar (JSON, or the whole answer text itself)
+      equals a one-row, one-column gold, and a flat list of values equals a one-column gold (one value per row);
+      a single record may stand without its list. An empty gold matches only an empty list; an empty answer
+      matches nothing.
+
+    A gold that is not a list of records (a scalar, a list of values) is compared value by value under the same
+    order rule, a bare value standing for a one-element list.
+    """
+    if predicted is None or (isinstance(predicted, str) and not predicted.strip()):
+        return False
+    structured, value = _strict_value(predicted)
+    if isinstance(gold, dict):
+        gold = [gold]
+    if isinstance(gold, list) and gold and all(isinstance(row, dict) for row in gold):
+        return _records_match(value, structured, gold, ordered)
+    if not structured:
+        return False
+    expected = [_cell(v) for v in (gold if isinstance(gold, list | tuple) else [gold])]
+    got = [_cell(v) for v in (value if isinstance(value, list | tuple) else [value])]
+    return got == expected if ordered else Counter(got) == Counter(expected)
+
+
+def _records_match(value: Any, structured: bool, gold: list[dict[Any, Any]], ordered: bool) -> bool:
+    keys = [str(k) for k in gold[0]]
+    one_column = len(keys) == 1 and all(len(row) == 1 for row in gold)
+    if not structured:
+        # a bare unquoted answer ("Sofia"): only the whole text as the one value of a one-row, one-column gold
+        return one_column and len(gold) == 1 and normalize_scalar(value) == _cell(next(iter(gold[0].values())))
+    if isinstance(value, dict) or _is_scalar(value):
+        value = [value]
+    if not isinstance(value, list | tuple):
+        return False
+    if one_column and value and all(_is_scalar(v) for v in value):
+        value = [{keys[0]: v} for v in value]  # a flat list of values for a one-column gold
+    if not all(isinstance(row, dict) for row in value):
+        return False
+    got = [_record(row) for row in value]
+    expected = [_record(row) for row in gold]
+    return got == expected if ordered else Counter(got) == Counter(expected)

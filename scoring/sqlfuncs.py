@@ -11,18 +11,28 @@ The error taxonomy (paper §5) is judged against the plans that could still work
 a plan is unusable when one of its tools was disabled by ``first_tried`` or by a permanent ``unavailable`` /
 ``removed`` fault of the trajectory. Calling the disabled first function is what the fault provokes, so it is no
 progress towards an answer; what counts is what the agent did with the backup plan.
+
+The summary also carries what the paper's other tables and figures need: the bootstrap standard error of each
+accuracy, giving up (ending early without an answer) apart from running out of turns, the turn distributions
+(Figure 5) and how answers were matched. :func:`hohw_layout` lays a run's summaries out as the paper's Tables 1-5
+(``undertow report RUN --layout hohw``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from env_core.families import (
     Bar,
+    Box,
+    BoxPlots,
     FamilyDefinition,
     FamilySummary,
     ReportTable,
@@ -35,7 +45,7 @@ from env_core.sqlfuncs import build
 from env_core.sqlfuncs.compile import FAMILY as FAMILY_NAME
 from env_core.sqlfuncs.docs import DOCUMENTER
 from scoring.formatting import pct, with_ci
-from scoring.stats import bootstrap_difference_interval, bootstrap_interval
+from scoring.stats import bootstrap_difference_interval, bootstrap_interval, bootstrap_standard_error
 
 # Every value error_category can return for a failed episode, in report order.
 ERROR_CATEGORIES = ("search", "id", "chaining", "tool_use", "no_give_up", "other")
@@ -232,6 +242,34 @@ def _present(value: Any) -> bool:
     return value is not None and not isinstance(value, str) and not math.isnan(float(value))
 
 
+def turn_stats(turns: Sequence[float]) -> dict[str, Any] | None:
+    """The distribution of a number of turns: n, min, quartiles (median included), max and mean; None without any.
+    Quartiles interpolate linearly between the sorted values (NumPy's default, what box plots draw)."""
+    if not turns:
+        return None
+    q1, median, q3 = (float(q) for q in np.percentile(np.asarray(turns, dtype=float), [25, 50, 75]))
+    return {
+        "n": len(turns),
+        "min": float(min(turns)),
+        "q1": q1,
+        "median": median,
+        "q3": q3,
+        "max": float(max(turns)),
+        "mean": sum(turns) / len(turns),
+    }
+
+
+def _turn_split(timed: list[tuple[float, bool]]) -> dict[str, Any] | None:
+    """Turn distributions of all, correct and incorrect episodes ((n_turns, correct) pairs); None without any."""
+    if not timed:
+        return None
+    return {
+        "all": turn_stats([n for n, _ in timed]),
+        "correct": turn_stats([n for n, ok in timed if ok]),
+        "incorrect": turn_stats([n for n, ok in timed if not ok]),
+    }
+
+
 def _backup_stratum(calls: Any) -> str:
     """single / multi / none for a stored ``backup_plan_calls`` (None, or NaN after a trip through pandas: none)."""
     if not _present(calls) or calls < 1:
@@ -251,7 +289,8 @@ def summarize_sqlfuncs(
     """The paper's tables for one suite (call it separately for the open and the closed setting).
 
     ``rows`` are per-episode dicts with ``model``, ``setting``, ``correct`` (bool), ``outcome`` (str) and the
-    :func:`episode_details` keys; ``n_turns`` is optional. Episodes that ended in ``infra_error`` or
+    :func:`episode_details` keys; ``n_turns``, ``gave_up`` and ``expected_give_up`` (bools, default False) and
+    ``answers`` (how the answer was matched, default "lenient") are optional. Episodes that ended in ``infra_error`` or
     ``config_error`` are left out of every number except ``n`` (they say nothing about the model); every other
     outcome counts, a
     ``budget_exhausted`` or ``parse_error`` episode as a failure. Accuracies are fractions in [0, 1] with a
@@ -259,15 +298,24 @@ def summarize_sqlfuncs(
     output is deterministic); an interval is None where there is no episode. Returns::
 
         {"confidence": 0.95, "baseline": "clean", "faulted": "first_tried",
+         "answers": ["strict"],                                # the matchers the episodes were scored with
          "models": {model: {
             "settings": {setting: {
                 "n": all rows, "n_valid": rows without infra_error, "n_correct": int,
                 "accuracy": float | None, "ci_low": float | None, "ci_high": float | None,
+                "se": float | None,                            # bootstrap standard error of accuracy
                 "errors": {"n_failures": int,
                            "counts": {category: int},           # every ERROR_CATEGORIES key, plus
                            "percent": {category: float | None}}, # "uncategorized" if a failure has none
                 "turns": {"all": mean, "correct": mean, "incorrect": mean} | None,  # None without n_turns
+                "n_gave_up": int, "gave_up_share": float | None,  # ended early without an answer
+                "n_budget_exhausted": int, "budget_exhausted_share": float | None,
+                "expects_give_up": bool,                       # every valid episode expected a give-up
+                "turn_distribution": {"all" | "correct" | "incorrect":
+                    {"n", "min", "q1", "median", "q3", "max", "mean"} | None} | None,
             }},
+            "turns_solvable": {"all", "correct", "incorrect"} | None,  # pooled over settings not expecting a
+                                                                       # give-up (the paper's Figure 5, right)
             "decrease": {                                       # None unless both settings have valid episodes
                 "baseline_accuracy": float, "faulted_accuracy": float,
                 "absolute_points": 100 * (baseline - faulted),  # e.g. 71.4 - 41.1 = 30.3 points
@@ -282,9 +330,12 @@ def summarize_sqlfuncs(
          }}}
 
     Error percentages are shares of the setting's failures (valid episodes with ``correct`` False), None when
-    there are no failures. The decrease interval resamples the two settings independently
-    (:func:`scoring.stats.bootstrap_difference_interval`), which is conservative for paired runs. Models and
-    settings appear in order of first appearance.
+    there are no failures. ``se`` is the bootstrap standard error of the accuracy
+    (:func:`scoring.stats.bootstrap_standard_error`, same ``seed``), the "± SE" of the paper's tables. Giving up is
+    ending before the turn budget without an answer (``gave_up``); running out of turns (``budget_exhausted``) is
+    counted apart and is not giving up; both shares are over valid episodes. The decrease interval resamples the
+    two settings independently (:func:`scoring.stats.bootstrap_difference_interval`), which is conservative for
+    paired runs. Models and settings appear in order of first appearance.
     """
     by_model: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for row in rows:
@@ -316,6 +367,8 @@ def summarize_sqlfuncs(
                 else None
             )
             accuracy = _accuracy(values, confidence, resamples, seed)
+            gave_up = sum(bool(r.get("gave_up")) for r in valid)
+            exhausted = sum(r["outcome"] == Outcome.budget_exhausted.value for r in valid)
             setting_out[setting] = {
                 "n": len(members),
                 "n_valid": len(valid),
@@ -323,8 +376,15 @@ def summarize_sqlfuncs(
                 "accuracy": accuracy["accuracy"],
                 "ci_low": accuracy["ci_low"],
                 "ci_high": accuracy["ci_high"],
+                "se": _finite_or_none(bootstrap_standard_error(values, resamples, seed)),
                 "errors": {"n_failures": len(failures), "counts": counts, "percent": percent},
                 "turns": turns,
+                "n_gave_up": gave_up,
+                "gave_up_share": gave_up / len(valid) if valid else None,
+                "n_budget_exhausted": exhausted,
+                "budget_exhausted_share": exhausted / len(valid) if valid else None,
+                "expects_give_up": bool(valid) and all(bool(r.get("expected_give_up")) for r in valid),
+                "turn_distribution": _turn_split(timed),
             }
 
         decrease = None
@@ -345,12 +405,26 @@ def summarize_sqlfuncs(
         for r in settings.get(faulted, []):
             if Outcome(r["outcome"]).judged:
                 strata[_backup_stratum(r.get("backup_plan_calls"))].append(float(bool(r["correct"])))
+        solvable = [
+            (float(r["n_turns"]), bool(r["correct"]))
+            for members in settings.values()
+            for r in members
+            if Outcome(r["outcome"]).judged and not r.get("expected_give_up") and _present(r.get("n_turns"))
+        ]
         models[model] = {
             "settings": setting_out,
             "decrease": decrease,
             "by_backup_plan_calls": {k: _accuracy(v, confidence, resamples, seed) for k, v in strata.items()},
+            "turns_solvable": _turn_split(solvable),
         }
-    return {"confidence": confidence, "baseline": baseline, "faulted": faulted, "models": models}
+    answers = sorted({str(r.get("answers") or "lenient") for r in rows})
+    return {
+        "confidence": confidence,
+        "baseline": baseline,
+        "faulted": faulted,
+        "answers": answers,
+        "models": models,
+    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -381,6 +455,24 @@ class Turns(_Model):
     incorrect: float | None
 
 
+class TurnStats(_Model):
+    """A distribution of episode lengths in turns (see :func:`turn_stats`)."""
+
+    n: int
+    min: float
+    q1: float
+    median: float
+    q3: float
+    max: float
+    mean: float
+
+
+class TurnSplit(_Model):
+    all: TurnStats | None
+    correct: TurnStats | None
+    incorrect: TurnStats | None
+
+
 class SettingSummary(_Model):
     n: int
     n_valid: int
@@ -390,6 +482,14 @@ class SettingSummary(_Model):
     ci_high: float | None
     errors: Errors
     turns: Turns | None
+    # added with the paper's layout; the defaults read summaries stored before them
+    se: float | None = None
+    n_gave_up: int = 0
+    gave_up_share: float | None = None
+    n_budget_exhausted: int = 0
+    budget_exhausted_share: float | None = None
+    expects_give_up: bool = False
+    turn_distribution: TurnSplit | None = None
 
 
 class Decrease(_Model):
@@ -405,6 +505,10 @@ class ModelSummary(_Model):
     settings: dict[str, SettingSummary]
     decrease: Decrease | None
     by_backup_plan_calls: dict[str, Accuracy]
+    turns_solvable: TurnSplit | None = None
+
+
+_LENIENT: tuple[Literal["lenient", "strict"], ...] = ("lenient",)
 
 
 class SqlfuncsSummary(FamilySummary):
@@ -414,6 +518,8 @@ class SqlfuncsSummary(FamilySummary):
     confidence: float
     baseline: str
     faulted: str
+    # how the episodes' answers were matched (EpisodeResult.answers): lenient before strict matching existed
+    answers: list[Literal["lenient", "strict"]] = Field(default_factory=lambda: list(_LENIENT))
     models: dict[str, ModelSummary]
 
     def _settings(self) -> list[str]:
@@ -443,6 +549,7 @@ class SqlfuncsSummary(FamilySummary):
                 for s in settings
             ]
             accuracy.rows.append([model, *cells, drop, backup])
+        accuracy.note = f"Answers matched: {' and '.join(self.answers)}."
         categories = [*ERROR_CATEGORIES, "uncategorized"]
         failures = ReportTable(
             title=f"{suite}: failures by category (% of failures)",
@@ -463,7 +570,41 @@ class SqlfuncsSummary(FamilySummary):
                     )
         return [accuracy, failures] if failures.rows else [accuracy]
 
-    def figures(self, suite: str) -> list[StackedBars]:
+    def figures(self, suite: str) -> list[StackedBars | BoxPlots]:
+        """Failure categories as stacked shares per model × setting (none when nothing failed), and the turns
+        figure (the paper's Figure 5; none without turn counts)."""
+        turns = self.turns_figure(suite)
+        return [*self.error_figure(suite), *([turns] if turns else [])]
+
+    def turns_figure(self, suite: str) -> BoxPlots | None:
+        """Episode lengths as box plots: per setting and model (left; settings where giving up was the right
+        behaviour are marked), and, over the settings where a solution was available, correct against incorrect
+        episodes per model (right)."""
+        boxes = []
+        for model, data in self.models.items():
+            for setting, row in data.settings.items():
+                found = row.turn_distribution.all if row.turn_distribution else None
+                if found:
+                    label = f"{setting}\n(no solution)" if row.expects_give_up else setting
+                    boxes.append(_box(found, label, model, "per setting"))
+        for model, data in self.models.items():
+            split = data.turns_solvable
+            for outcome in ("correct", "incorrect"):
+                found = getattr(split, outcome) if split else None
+                if found:
+                    boxes.append(_box(found, model, outcome, "correct / incorrect (solvable)"))
+        if not boxes:
+            return None
+        return BoxPlots(
+            name="turns",
+            title=f"Turns per episode — {suite}",
+            alt=f"Turns per episode (box plots: quartiles, whiskers at min and max): per setting and model, and "
+            f"correct against incorrect episodes where a solution was available, suite {suite}",
+            boxes=boxes,
+            y_label="turns",
+        )
+
+    def error_figure(self, suite: str) -> list[StackedBars]:
         """Failure categories as stacked shares per model × setting (none when nothing failed)."""
         bars, categories = [], []
         for model, data in self.models.items():
@@ -493,6 +634,21 @@ class SqlfuncsSummary(FamilySummary):
         return flat_metrics(self.family, found) if found else {}
 
 
+def _box(stats: TurnStats, label: str, series: str, panel: str) -> Box:
+    return Box(
+        label=label,
+        series=series,
+        panel=panel,
+        n=stats.n,
+        low=stats.min,
+        q1=stats.q1,
+        median=stats.median,
+        q3=stats.q3,
+        high=stats.max,
+        mean=stats.mean,
+    )
+
+
 def summarize(results: Sequence[EpisodeResult]) -> SqlfuncsSummary:
     """The family summary of one suite's results."""
     rows = [
@@ -502,6 +658,9 @@ def summarize(results: Sequence[EpisodeResult]) -> SqlfuncsSummary:
             "correct": r.correct,
             "outcome": r.outcome.value,
             "n_turns": r.n_turns,
+            "gave_up": r.gave_up,
+            "expected_give_up": r.expected_give_up,
+            "answers": r.answers,
             **r.details,
         }
         for r in results
@@ -515,6 +674,389 @@ def _episode_details(
     return episode_details(trajectory, scenario, correct=correct, searched=searched, first_tried=first_tried)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# The paper's tables from a run: ``undertow report RUN --layout hohw``
+
+NO_ERRORS, ERRORS = "clean", "first_tried"
+HINTED, HINTED_ERRORS = "hinted", "hinted_first_tried"
+PAPER_CELL_N = 830  # the paper's cells hold about this many episodes (its test split)
+
+# The access part of a suite label (env_core.search.ToolAccess.label): open[-<search>], closed@<k functions in
+# all>, closed+<n distractors>.
+_ACCESS = re.compile(r"(?P<open>open(?:-[a-z0-9]+)?)|closed@(?P<functions>\d+)|closed\+(?P<distractors>\d+)")
+
+
+def suite_access(label: str) -> tuple[str, int | None, int | None]:
+    """(world, functions, distractors) as a suite label says them: labels are ``<source>:<access label>``, and a
+    label without an access part has the default access (closed, no distractors). World is "open", "closed", or
+    "" for an access part this layout does not know (an alias, say)."""
+    _, sep, access = label.rpartition(":")
+    if not sep:
+        return "closed", None, 0
+    found = _ACCESS.fullmatch(access)
+    if found is None:
+        return "", None, None
+    if found["open"]:
+        return "open", None, None
+    if found["functions"]:
+        return "closed", int(found["functions"]), None
+    return "closed", None, int(found["distractors"])
+
+
+@dataclass(frozen=True)
+class _Suite:
+    label: str
+    summary: SqlfuncsSummary
+    world: str
+    functions: int | None
+    distractors: int | None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """Sort key of a closed suite: k functions in all first, then +n distractors."""
+        return (0, self.functions) if self.functions is not None else (1, self.distractors or 0)
+
+    @property
+    def size_label(self) -> str:
+        return str(self.functions) if self.functions is not None else f"+{self.distractors or 0}"
+
+
+def _mean_se(row: SettingSummary | None) -> str:
+    """Accuracy in percent with its standard error, as the paper prints it: ``71.4 ± 1.6``."""
+    if row is None or row.accuracy is None:
+        return "—"
+    value = f"{100 * row.accuracy:.1f}"
+    return value if row.se is None else f"{value} ± {100 * row.se:.1f}"
+
+
+def _plain_pct(value: float | None) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{100 * value:.1f}"
+
+
+def _share(percent: float | None) -> str:
+    return "—" if percent is None else f"{percent:.1f}"
+
+
+def _drop(base: SettingSummary | None, hit: SettingSummary | None) -> str:
+    """The paper's "Acc. decrease": the relative drop from ``base`` to ``hit`` accuracy, in percent."""
+    if base is None or hit is None or base.accuracy is None or hit.accuracy is None or not base.accuracy:
+        return "—"
+    return f"{100 * (base.accuracy - hit.accuracy) / base.accuracy:.1f}%"
+
+
+def _turns(stats: TurnStats | None, part: str = "median") -> str:
+    if stats is None:
+        return "—"
+    if part == "iqr":
+        return f"{stats.q1:g}–{stats.q3:g}"
+    return f"{getattr(stats, part):g}"
+
+
+def _n_range(cells: Sequence[SettingSummary | None]) -> str:
+    """``12`` or ``10–12``: the valid episodes behind the cells shown."""
+    ns = sorted({c.n_valid for c in cells if c is not None})
+    if not ns:
+        return "0"
+    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+
+
+def _missing(name: str, needs: str) -> ReportTable:
+    """The one line that stands for a table whose data the run does not have."""
+    return ReportTable(title=name, columns=[], note=f"{name} needs {needs}: not in this run, left out.")
+
+
+def _models(suites: Sequence[_Suite], settings: Sequence[str]) -> list[tuple[_Suite, str, ModelSummary]]:
+    """(suite, model, its summary) for every model of ``suites`` that ran any of ``settings``."""
+    return [
+        (suite, model, data)
+        for suite in suites
+        for model, data in suite.summary.models.items()
+        if any(s in data.settings for s in settings)
+    ]
+
+
+def _with_suite(
+    title: str, columns: list[str], right: list[bool], rows: list[tuple[_Suite, list[str]]], note: str
+) -> ReportTable:
+    """A table whose rows come from one or more suites: a Suite column and a section per suite only when there
+    are several."""
+    several = len({suite.label for suite, _ in rows}) > 1
+    table = ReportTable(
+        title=title,
+        columns=[*(["Suite"] if several else []), *columns],
+        right=[*([False] if several else []), *right],
+        note=note,
+    )
+    previous = None
+    for i, (suite, cells) in enumerate(rows):
+        if several and suite.label != previous:
+            table.sections.append(i)
+        previous = suite.label
+        table.rows.append([*([suite.label] if several else []), *cells])
+    return table
+
+
+def _accuracy_table(name: str, what: str, suites: Sequence[_Suite], no_errors: str, errors: str) -> ReportTable:
+    """Tables 1 and 4: accuracy without and with external errors (mean ± SE) and the relative decrease."""
+    found = _models(suites, (no_errors, errors))
+    rows, cells = [], []
+    for suite, model, data in found:
+        base, hit = data.settings.get(no_errors), data.settings.get(errors)
+        cells += [base, hit]
+        rows.append((suite, [model, _mean_se(base), _mean_se(hit), _drop(base, hit)]))
+    absent = [s for s in (no_errors, errors) if not any(s in data.settings for _, _, data in found)]
+    note = (
+        f"Accuracy (%, right behaviour) ± bootstrap standard error; external errors N: setting {no_errors}, Y: "
+        f"{errors}; Acc. decrease = (N − Y) / N. n per cell: {_n_range(cells)} valid episodes."
+        + (f" Setting {' and '.join(absent)} not in this run (—)." if absent else "")
+    )
+    columns = ["Model", "External errors (N)", "External errors (Y)", "Acc. decrease"]
+    return _with_suite(f"{name} — {what}", columns, [False, True, True, True], rows, note)
+
+
+def _failure_columns(categories: Sequence[str]) -> list[str]:
+    names = {"search": "Search", "id": "ID", "chaining": "Chaining", "tool_use": "Tool use"}
+    names |= {"no_give_up": "No give-up", "other": "Other", "uncategorized": "Uncategorized"}
+    return ["Total failures", *(names.get(c, c) for c in categories)]
+
+
+def _categories(rows: Sequence[SettingSummary], shown: Sequence[str]) -> list[str]:
+    """The categories to show: ``shown``, then ours that the paper does not have, uncategorized only if used."""
+    extra = ["no_give_up", "other"] + (
+        ["uncategorized"] if any(r.errors.counts.get("uncategorized") for r in rows) else []
+    )
+    return [*shown, *extra]
+
+
+def _failure_cells(row: SettingSummary, categories: Sequence[str]) -> list[str]:
+    errors = row.errors
+    return [str(errors.n_failures), *(_share(errors.percent.get(c)) for c in categories)]
+
+
+def _table2(open_suites: Sequence[_Suite]) -> ReportTable:
+    found = [(suite, model, data.settings[ERRORS]) for suite, model, data in _models(open_suites, (ERRORS,))]
+    found = [(suite, model, row) for suite, model, row in found if row is not None]
+    if not found:
+        return _missing("Table 2", f"{ERRORS} episodes in an open-world suite (access mode open)")
+    categories = _categories([row for _, _, row in found], ("search", "id", "chaining", "tool_use"))
+    rows = [(suite, [model, *_failure_cells(row, categories)]) for suite, model, row in found]
+    note = (
+        f"Failures of the {ERRORS} open-world episodes by category (% of failures); No give-up and Other are ours "
+        f"(not in the paper). n per cell: {_n_range([row for _, _, row in found])} valid episodes."
+    )
+    columns = ["Model", *_failure_columns(categories)]
+    return _with_suite(
+        "Table 2 — failures by category, open world with external errors",
+        columns,
+        [False, *[True] * (len(columns) - 1)],
+        rows,
+        note,
+    )
+
+
+def _figure3(closed: Sequence[_Suite]) -> list[ReportTable]:
+    """Figure 3 as a table (accuracy by the number of functions listed, per model, without and with errors) and
+    Table 3 (the failure breakdown under errors, per number of functions)."""
+    found = [s for s in closed if _models([s], (NO_ERRORS, ERRORS))]
+    if not found:
+        needs = (
+            f"closed-world suites (access closed@<k functions> or closed+<n distractors>) run under {NO_ERRORS} "
+            f"and {ERRORS}"
+        )
+        return [_missing("Figure 3 / Table 3", needs)]
+    found = sorted(found, key=lambda s: s.size)
+    shared_size = len({s.size_label for s in found}) < len(found)  # two sources at one size: say which is which
+    models = list(dict.fromkeys(m for s in found for m in s.summary.models))
+    columns = ["Functions", *(["Suite"] if shared_size else [])]
+    columns += [f"{m}: {label}" for m in models for label in ("no errors", "errors")]
+    figure = ReportTable(
+        title="Figure 3 — closed world: accuracy by the number of functions listed, without / with external errors",
+        columns=columns,
+        right=[True, *([False] if shared_size else []), *[True] * (2 * len(models))],
+    )
+    cells: list[SettingSummary | None] = []
+    for suite in found:
+        line = [suite.size_label, *([suite.label] if shared_size else [])]
+        for model in models:
+            data = suite.summary.models.get(model)
+            pair = [data.settings.get(s) if data else None for s in (NO_ERRORS, ERRORS)]
+            cells += pair
+            line += [_mean_se(cell) for cell in pair]
+        figure.rows.append(line)
+    figure.note = (
+        f"Accuracy (%) ± bootstrap standard error; no errors: setting {NO_ERRORS}, errors: {ERRORS}. Functions: k "
+        f"functions listed in all (closed@k), or +n: the solution functions and n distractors (closed+n). n per "
+        f"cell: {_n_range(cells)} valid episodes."
+    )
+    hit = [
+        (suite, model, data.settings[ERRORS])
+        for suite in found
+        for model, data in suite.summary.models.items()
+        if ERRORS in data.settings
+    ]
+    if not hit:
+        return [figure, _missing("Table 3", f"{ERRORS} episodes in closed-world suites")]
+    categories = _categories([row for _, _, row in hit], ("id", "chaining", "tool_use"))
+    table = ReportTable(
+        title="Table 3 — closed world: failures by category with external errors, by the number of functions",
+        columns=["Model", "Functions", *(["Suite"] if shared_size else []), *_failure_columns(categories)],
+        right=[False, True, *([False] if shared_size else []), *[True] * (len(categories) + 1)],
+        note=f"Failures of the {ERRORS} closed-world episodes by category (% of failures). n per cell: "
+        f"{_n_range([row for _, _, row in hit])} valid episodes.",
+    )
+    for model in models:
+        if any(name == model for _, name, _ in hit):
+            table.sections.append(len(table.rows))
+        for suite, name, row in hit:
+            if name == model:
+                table.rows.append(
+                    [model, suite.size_label, *([suite.label] if shared_size else []), *_failure_cells(row, categories)]
+                )
+    return [figure, table]
+
+
+def _table5(open_suites: Sequence[_Suite]) -> ReportTable:
+    found = [(suite, model, data) for suite, model, data in _models(open_suites, (ERRORS,))]
+    if not found:
+        return _missing("Table 5", f"{ERRORS} episodes in an open-world suite (access mode open)")
+    rows, neither = [], 0
+    for suite, model, data in found:
+        single, multi = data.by_backup_plan_calls.get("single"), data.by_backup_plan_calls.get("multi")
+        none = data.by_backup_plan_calls.get("none")
+        neither += none.n if none else 0
+        rows.append(
+            (
+                suite,
+                [
+                    model,
+                    _plain_pct(single.accuracy if single else None),
+                    _plain_pct(multi.accuracy if multi else None),
+                    f"{single.n if single else 0}:{multi.n if multi else 0}",
+                ],
+            )
+        )
+    note = (
+        f"Accuracy (%) of the {ERRORS} open-world episodes by the plan left after the fault: a single call (the "
+        "chain was hit) or several (the direct function was hit); the ratio counts episodes."
+    )
+    if neither:
+        note += f" {neither} episode(s) where no solution function was disabled (none was called) are in neither."
+    columns = ["Model", "Single call", "Multi call", "Ratio (single:multi)"]
+    return _with_suite(
+        "Table 5 — accuracy by the number of calls in the backup plan",
+        columns,
+        [False, True, True, True],
+        rows,
+        note,
+    )
+
+
+def _give_up_table(suites: Sequence[_Suite]) -> ReportTable:
+    """Per model, suite and setting: giving up, running out of turns, and the turn distribution (Figure 5)."""
+    several = len(suites) > 1
+    columns = ["Model", *(["Suite"] if several else []), "Setting", "Solvable", "n", "Gave up", "Out of turns"]
+    columns += ["Turns", "IQR", "Correct", "Incorrect"]
+    table = ReportTable(
+        title="Giving up and turns per episode (Figure 5)",
+        columns=columns,
+        right=[False, *([False] if several else []), False, False, *[True] * 7],
+        note="Solvable: no where only giving up was right. Gave up: ended before the turn budget without an "
+        "answer; Out of turns: the budget ran out (budget_exhausted, not giving up); shares of valid episodes. "
+        "Turns: the median number of turns, IQR its quartiles; Correct / Incorrect: the median of correct and of "
+        "incorrect episodes. The HTML report draws these distributions (the turns figure).",
+    )
+    models = list(dict.fromkeys(m for s in suites for m in s.summary.models))
+    for model in models:
+        table.sections.append(len(table.rows))
+        for suite in suites:
+            data = suite.summary.models.get(model)
+            for setting, row in (data.settings if data else {}).items():
+                split = row.turn_distribution
+                table.rows.append(
+                    [
+                        model,
+                        *([suite.label] if several else []),
+                        setting,
+                        "no" if row.expects_give_up else "yes",
+                        str(row.n_valid),
+                        pct(row.gave_up_share),
+                        pct(row.budget_exhausted_share),
+                        _turns(split.all if split else None),
+                        _turns(split.all if split else None, "iqr"),
+                        _turns(split.correct if split else None),
+                        _turns(split.incorrect if split else None),
+                    ]
+                )
+    return table
+
+
+def _about(suites: Sequence[_Suite], unknown: Sequence[str]) -> ReportTable:
+    """The layout's first line: how answers were matched, and how many episodes stand behind a cell."""
+    modes: dict[str, list[str]] = {}
+    for suite in suites:
+        for mode in suite.summary.answers:
+            modes.setdefault(mode, []).append(suite.label)
+    if len(modes) == 1:
+        matching = next(iter(modes))
+    elif modes:
+        matching = "mixed — " + "; ".join(f"{m} in {', '.join(labels)}" for m, labels in sorted(modes.items()))
+    else:
+        matching = "none (no scored episode)"
+    cells = [row for s in suites for data in s.summary.models.values() for row in data.settings.values()]
+    ns = sorted({c.n_valid for c in cells})
+    if not ns:
+        size = "no valid episodes"
+    else:
+        subset = "a subset of the benchmark" if ns[-1] < PAPER_CELL_N else "the paper's scale"
+        size = f"{_n_range(cells)} valid episodes per cell (the paper: about {PAPER_CELL_N}, its test split"
+        size += f"; this is {subset})"
+    note = f"Answers matched: {matching}. {size}."
+    if unknown:
+        note += f" Suites whose label names no access this layout knows, left out: {', '.join(unknown)}."
+    return ReportTable(title="HoHW layout", columns=[], note=note)
+
+
+def hohw_layout(summaries: Mapping[str, FamilySummary]) -> list[ReportTable]:
+    """The paper's tables from the sqlfuncs summaries of a run's suites (keyed by suite label), laid out as the
+    paper prints them: a line on answer matching and sample size; Table 1 (open world, accuracy without / with
+    external errors and the relative decrease); Table 2 (its failures by category); Figure 3 as a table and
+    Table 3 (closed world by the number of functions listed); Table 4 (question hints); Table 5 (single- against
+    multi-call backup plans); and giving up with the turn distributions (Figure 5). Which suite feeds which
+    table is read from its label (:func:`suite_access`). A table the run has no data for is one line saying what
+    it needs."""
+    suites, unknown = [], []
+    for label, summary in summaries.items():
+        if not isinstance(summary, SqlfuncsSummary):
+            continue
+        world, functions, distractors = suite_access(label)
+        if world:
+            suites.append(_Suite(label, summary, world, functions, distractors))
+        else:
+            unknown.append(label)
+    open_suites = [s for s in suites if s.world == "open"]
+    closed = [s for s in suites if s.world == "closed"]
+    open_needs = f"an open-world suite (access mode open) run under {NO_ERRORS} or {ERRORS}"
+    tables = [_about(suites, unknown)]
+    if _models(open_suites, (NO_ERRORS, ERRORS)):
+        what = "open world: accuracy without / with external errors"
+        tables.append(_accuracy_table("Table 1", what, open_suites, NO_ERRORS, ERRORS))
+    else:
+        tables.append(_missing("Table 1", open_needs))
+    tables.append(_table2(open_suites))
+    tables += _figure3(closed)
+    if _models(suites, (HINTED, HINTED_ERRORS)):
+        what = "with question hints: accuracy without / with external errors"
+        tables.append(_accuracy_table("Table 4", what, suites, HINTED, HINTED_ERRORS))
+    else:
+        tables.append(_missing("Table 4", f"the settings {HINTED} and {HINTED_ERRORS}"))
+    tables.append(_table5(open_suites))
+    if suites:
+        tables.append(_give_up_table(suites))
+    else:
+        tables.append(_missing("The give-up table", "scored sqlfuncs episodes"))
+    return tables
+
+
 FAMILY = FamilyDefinition(
     name=FAMILY_NAME,
     description="Spider-format SQL compiled into obfuscated functions with backup plans (Hell or High Water)",
@@ -526,4 +1068,5 @@ FAMILY = FamilyDefinition(
     summarize=summarize,
     summary_model=SqlfuncsSummary,
     documenter=DOCUMENTER,
+    layouts={"hohw": hohw_layout},
 )

@@ -75,6 +75,22 @@ def bootstrap_interval(
     return _percentile_interval(means, confidence)
 
 
+def bootstrap_standard_error(values: Floats, resamples: int = 10_000, seed: int = 0) -> float:
+    """Bootstrap standard error of the mean of ``values``: the standard deviation (``ddof=1``) of ``resamples``
+    resampled means, as ``scipy.stats.bootstrap`` reports it beside its interval (the "± SE" of a paper's table).
+
+    The resampled means are those of :func:`bootstrap_interval` for the same ``seed`` (same draws), so an
+    interval and a standard error of one sample agree. Deterministic for a seed. An empty input gives nan;
+    constant values give 0.0; invalid arguments raise ``ValueError`` as in :func:`bootstrap_interval`.
+    """
+    data = _finite_array(values)
+    _check_bootstrap_args(0.95, resamples)
+    if data.size == 0:
+        return math.nan
+    means = _resampled_means(data, resamples, np.random.default_rng(seed))
+    return float(np.std(means, ddof=1)) if means.size > 1 else 0.0
+
+
 def bootstrap_difference_interval(
     a: Floats, b: Floats, confidence: float = 0.95, resamples: int = 10_000, seed: int = 0
 ) -> tuple[float, float]:

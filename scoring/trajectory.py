@@ -8,10 +8,10 @@ right behaviour (the gold answer when the task is solvable, a give-up when the s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from env_core.model import CallPattern, Outcome, Scenario, ToolCall, Trajectory
-from scoring.answers import answer_matches, flatten, normalize_scalar
+from scoring.answers import answer_matches, flatten, normalize_scalar, strict_answer_matches
 
 
 @dataclass(frozen=True)
@@ -65,9 +65,20 @@ def _checkpoint_score(trajectory: Trajectory, scenario: Scenario) -> float | Non
     return passed / sum(c.weight for c in checkpoints)
 
 
-def score_trajectory(trajectory: Trajectory, scenario: Scenario, expected_give_up: bool) -> EpisodeScore:
+def score_trajectory(
+    trajectory: Trajectory,
+    scenario: Scenario,
+    expected_give_up: bool,
+    *,
+    answers: Literal["lenient", "strict"] = "lenient",
+) -> EpisodeScore:
     """Score one finished episode. Episodes that did not end in ``scored`` get no credit (infra errors are
-    excluded from rates by the summary, not here)."""
+    excluded from rates by the summary, not here). ``answers`` picks the matcher (the suite's ``answers``):
+    lenient (:func:`~scoring.answers.answer_matches`: the gold values in any shape, prose included) or strict
+    (:func:`~scoring.answers.strict_answer_matches`: structured records keyed by the original column names)."""
+    if answers not in ("lenient", "strict"):
+        raise ValueError(f"answers: expected 'lenient' or 'strict', got {answers!r}")
+    matches = strict_answer_matches if answers == "strict" else answer_matches
     calls = [s.action.tool_call for s in trajectory.tool_steps() if s.action.tool_call is not None]
     ok_calls = [
         s.action.tool_call
@@ -79,7 +90,7 @@ def score_trajectory(trajectory: Trajectory, scenario: Scenario, expected_give_u
     finished = trajectory.outcome == Outcome.scored
     gave_up = finished and trajectory.gave_up
     gold = scenario.gold
-    solved = finished and not gave_up and answer_matches(trajectory.final_answer, gold.answer, gold.ordered)
+    solved = finished and not gave_up and matches(trajectory.final_answer, gold.answer, gold.ordered)
     right = gave_up if expected_give_up else solved
     gated = safety_violation or missing_required > 0
     correct = finished and right and not gated

@@ -1,6 +1,9 @@
 """Agent loops, one per protocol: native function calling (OpenAI ``tools`` API), ReAct text, CodeAct code, and a
 direct sequence of labelled calls. Each plays one episode — model reply -> actions -> observations — until an
-answer, a give-up, or a budget runs out, and records every turn (reply, parse stage, request/response hashes)."""
+answer, a give-up, or a budget runs out, and records every turn (reply, parse stage, request/response hashes).
+
+Prompts come in presets (``AgentConfig.prompt``): ``default``, and ``hohw``, the HoHW paper's CodeAct protocol (its
+appendix E structure in our own words and examples; no failure advice and no give-up marker unless turned on)."""
 
 from __future__ import annotations
 
@@ -11,53 +14,34 @@ import re
 import time
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from env_core.environment import Environment
 from env_core.errors import SandboxViolation
 from env_core.model import Action, Observation, Outcome, Step, Strict, ToolCall, ToolError, ToolSpec, Trajectory, Turn
 from env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
+from env_core.search import SEARCH_TOOLS
 from workers.clients import ChatReply, ModelClient, ModelError
 from workers.parsers import parse_react, parse_tool_calls, text_tool_calls
-
-GIVE_UP_MARKER = "CANNOT_SOLVE"
-
-SYSTEM_PROMPT = (
-    "You solve the user's task by calling the tools you are given. Tools can fail; read their errors and adapt: "
-    "retry errors that say to retry, and look for another way when a tool is unavailable. When you have the "
-    "answer, reply without a tool call and give the records the tools returned, as JSON. If the task cannot be "
-    f"completed with the tools available, reply with a message that starts with {GIVE_UP_MARKER}: and the reason."
-)
-
-
-CODEACT_PROMPT = (
-    "You solve the user's task with a Python environment in which tool functions are defined. Each turn, first "
-    "think step by step inside <thought>...</thought>. Then either run code inside <execute>...</execute> and read "
-    "its output in the next message, or, when you have the answer, assign it to a variable named `solution` inside "
-    "<solution>...</solution> (for example <solution>solution = rows</solution>). Tools return lists of records "
-    "(JSON objects); print results to see them. Tools can fail: read the error and adapt, retry errors that say to "
-    "retry, and look for another way when a function is unavailable. Your solution should keep the values and "
-    "original keys the tools returned. If the task cannot be completed with the tools available, reply with a "
-    f"message that starts with {GIVE_UP_MARKER}: and the reason.\n\nAvailable functions:\n"
-)
-
-
-REACT_PROMPT = (
-    "Answer the user's question using the tools below. Use this format:\n"
-    "Thought: what to do next\nAction: the tool's name\nAction Input: the arguments as a JSON object\n"
-    "Then wait for the Observation. Repeat Thought/Action/Action Input as needed; when you know the answer, write\n"
-    "Thought: I now know the final answer\nFinal Answer: the records the tools returned, as JSON.\n"
-    "Tools can fail: read the errors and adapt. If the task cannot be completed with the tools available, write "
-    f"Final Answer: {GIVE_UP_MARKER}: and the reason.\n\nTools (JSON schemas):\n"
-)
-
-DIRECT_PROMPT = (
-    "Answer the user's question with one sequence of tool calls. Reply with only a JSON list such as "
-    '[{"name": "tool_a", "arguments": {"x": 1}, "label": "out1"}, {"name": "tool_b", "arguments": {"ids": '
-    '"$out1.id$"}, "label": "out2"}]. Each call has a unique label; "$label.field$" passes the values of that field '
-    "of an earlier call's result (one value if it returned one row, else a list). The result of the last call is "
-    f"your answer. If the task cannot be done with these tools, reply {GIVE_UP_MARKER}: and the reason.\n\n"
-    "Tools (JSON schemas):\n"
+from workers.prompts import (
+    ADVICE_SENTENCE,
+    CODEACT_ADVICE_SENTENCE,
+    CODEACT_PROMPT,
+    DIRECT_GIVE_UP_SENTENCE,
+    DIRECT_PROMPT,
+    GIVE_UP_MARKER,
+    GIVE_UP_SENTENCE,
+    HOHW_ADVICE,
+    HOHW_CLOSED_EXAMPLES,
+    HOHW_CLOSED_TOOLS,
+    HOHW_EXAMPLES_INTRO,
+    HOHW_INTRO,
+    HOHW_OPEN_EXAMPLES,
+    HOHW_OPEN_TOOLS,
+    REACT_ADVICE_SENTENCE,
+    REACT_GIVE_UP_SENTENCE,
+    REACT_PROMPT,
+    SYSTEM_PROMPT,
 )
 
 TEXT_CALL_FEEDBACK = (
@@ -72,8 +56,8 @@ class AgentConfig(Strict):
     protocol: Protocol = Field(
         default="function_calling",
         description="function_calling (native tools), react (Thought/Action text), codeact (<execute> code in a "
-        "sandboxed kernel) or direct (one JSON sequence of labelled calls); built-in policies always use function "
-        "calling",
+        "sandboxed kernel) or direct (one JSON sequence of labelled calls); built-in policies use function calling, "
+        "and under codeact their calls run as cells",
     )
     # every bound is finite: a typo must be an error, never a limit that is silently off
     max_turns: int = Field(default=12, ge=1, le=1000, description="model replies per episode before budget_exhausted")
@@ -84,10 +68,32 @@ class AgentConfig(Strict):
         description="consecutive unparseable replies before the episode ends as parse_error (the default feeds the "
         "error back once)",
     )
-    system_prompt: str = SYSTEM_PROMPT
-    react_prompt: str = REACT_PROMPT
-    direct_prompt: str = DIRECT_PROMPT
-    codeact_prompt: str = CODEACT_PROMPT
+    prompt: Literal["default", "hohw"] = Field(
+        default="default",
+        description="the prompt preset: default (the prompts below), or hohw (the HoHW paper's CodeAct prompt "
+        "structure: thought / execute / solution turns, two worked examples, full JSON definitions of the functions; "
+        "needs protocol codeact). Under hohw without give_up_marker an agent gives up as in the paper, by ending: a "
+        "reply with neither an <execute> nor a <solution> block ends the episode as a give-up",
+    )
+    failure_advice: bool | None = Field(
+        default=None,
+        description="advise the agent to retry failed tools or look for another way (default: on for the default "
+        "preset, off for hohw); false drops the advice from the default prompts",
+    )
+    give_up_marker: bool | None = Field(
+        default=None,
+        description=f"offer the {GIVE_UP_MARKER}: marker to declare a task unsolvable (default: on for the default "
+        "preset, off for hohw); false drops it from the default prompts. With hohw and the marker on, a reply "
+        "without a block is a parse error fed back, as under the default preset",
+    )
+    system_prompt: str = Field(default=SYSTEM_PROMPT, description="function_calling: the system prompt")
+    react_prompt: str = Field(default=REACT_PROMPT, description="react: the instructions before the tool schemas")
+    direct_prompt: str = Field(default=DIRECT_PROMPT, description="direct: the instructions before the tool schemas")
+    codeact_prompt: str = Field(
+        default=CODEACT_PROMPT,
+        description="codeact under the default preset: the instructions before the function list (hohw builds its "
+        "own prompt)",
+    )
     step_timeout_s: float = Field(
         default=10.0,
         gt=0,
@@ -97,6 +103,58 @@ class AgentConfig(Strict):
     )
     memory_mb: int = Field(
         default=1024, ge=64, le=65_536, description="codeact: address-space limit of the kernel (64 MB to 64 GB)"
+    )
+
+    @model_validator(mode="after")
+    def _hohw_is_codeact(self) -> AgentConfig:
+        if self.prompt == "hohw" and self.protocol != "codeact":
+            raise ValueError(
+                f"agent.prompt hohw is a CodeAct prompt, but agent.protocol is '{self.protocol}'; set "
+                "agent.protocol: codeact"
+            )
+        return self
+
+    @property
+    def advises(self) -> bool:
+        """Whether the prompt carries advice about failures (``failure_advice``, else the preset's default)."""
+        return self.failure_advice if self.failure_advice is not None else self.prompt == "default"
+
+    @property
+    def offers_give_up(self) -> bool:
+        """Whether the prompt offers the give-up marker (``give_up_marker``, else the preset's default)."""
+        return self.give_up_marker if self.give_up_marker is not None else self.prompt == "default"
+
+
+def _trimmed(prompt: str, config: AgentConfig, advice: str, give_up: str) -> str:
+    """A default-preset prompt without the advice / give-up sentences the config turned off (as they are worded
+    here: a custom prompt keeps its own wording)."""
+    if config.advises and config.offers_give_up:
+        return prompt
+    if not config.advises and advice:
+        prompt = prompt.replace(advice, "")
+    if not config.offers_give_up:
+        prompt = prompt.replace(" " + give_up, "").replace(give_up, "")
+    return prompt.replace("\n\n\n", "\n\n")  # where a whole line went
+
+
+def hohw_prompt(config: AgentConfig, tools: list[ToolSpec]) -> str:
+    """The hohw preset's CodeAct system prompt for an episode whose agent starts with ``tools``: the listed
+    functions (closed world), or ``search_tools`` and ``get_info`` (open world), each as its full JSON definition."""
+    open_world = any(spec.name == SEARCH_TOOLS for spec in tools)
+    examples = HOHW_OPEN_EXAMPLES if open_world else HOHW_CLOSED_EXAMPLES
+    # one line per function: the full definition, without the indentation that would double a long list's tokens
+    definitions = "\n".join(
+        f"{python_name(spec.name)} = {json.dumps(spec.openai(), ensure_ascii=False)}" for spec in tools
+    )
+    return (
+        HOHW_INTRO
+        + (HOHW_ADVICE if config.advises else "")
+        + (GIVE_UP_SENTENCE + "\n" if config.offers_give_up else "")
+        + HOHW_EXAMPLES_INTRO
+        + "".join(f"\n---\n{example}\n" for example in examples)
+        + "\n---\n"
+        + (HOHW_OPEN_TOOLS if open_world else HOHW_CLOSED_TOOLS)
+        + definitions
     )
 
 
@@ -158,9 +216,9 @@ def response_hash(turn: Turn) -> str:
     return hashlib.sha256(json.dumps(reply, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _finish(env: Environment, trajectory: Trajectory, index: int, content: str) -> Trajectory:
-    """End the episode with an answer, or a give-up when the text starts with the marker."""
-    gave_up = content.startswith(GIVE_UP_MARKER)
+def _finish(env: Environment, trajectory: Trajectory, index: int, content: str, gave_up: bool = False) -> Trajectory:
+    """End the episode with an answer, or a give-up (``gave_up``, or text that starts with the marker)."""
+    gave_up = gave_up or content.startswith(GIVE_UP_MARKER)
     action = Action(kind="give_up" if gave_up else "final_answer", content=content)
     env.step(action)
     trajectory.steps.append(Step(turn=index, action=action))
@@ -215,7 +273,7 @@ async def run_agent(
     to call but cannot be read is a parse error fed back to the model. Only plain text is a final answer."""
     start = env.reset()
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": config.system_prompt},
+        {"role": "system", "content": _trimmed(config.system_prompt, config, ADVICE_SENTENCE, GIVE_UP_SENTENCE)},
         {"role": "user", "content": start.task},
     ]
     parse_failures = 0
@@ -273,6 +331,12 @@ def parse_codeact(text: str) -> tuple[str, str]:
     return "none", ""
 
 
+# Failures that raise a builtin exception in the agent's code rather than the kernel's ToolError, by ToolError.type:
+# a disabled function fails as the HoHW paper's did, with a ValueError carrying the fault's message, and an argument
+# of the wrong Python type with an AssertionError ("Expected float but got int for x").
+RAISED_AS = {"unavailable": "ValueError", "argument_type": "AssertionError"}
+
+
 def _signature(spec: ToolSpec) -> str:
     arguments = ", ".join(
         f"{name}: {schema.get('type', 'any')}" for name, schema in spec.parameters.get("properties", {}).items()
@@ -288,7 +352,10 @@ async def run_codeact(
     sandbox: SandboxConfig | None = None,
 ) -> Trajectory:
     """CodeAct (HoHW appendix E): the model writes Python run in a persistent kernel in another process, where each
-    visible tool is a function. Every function call goes back through the environment (faults, validation, trace).
+    visible tool is a function. Every function call goes back through the environment (faults, validation, trace);
+    a failed call raises ``ToolError`` in the code, or ``ValueError`` for a disabled function (``RAISED_AS``).
+    The prompt is the default one (one-line signatures) or the hohw preset's (``hohw_prompt``; the task then comes
+    as "Task: ..."). Under hohw without the give-up marker, a reply with no block ends the episode as a give-up.
     ``SandboxError`` (the kernel cannot start) propagates: the runner records it as ``infra_error``;
     ``SandboxUnavailable`` (weaker isolation than ``sandbox.require``) as ``config_error``; ``SandboxViolation``
     (the code hit a cap or a limit of the sandbox; the cell is recorded first) as ``sandbox_violation``."""
@@ -304,14 +371,23 @@ async def run_codeact(
         trajectory.steps.append(Step(turn=index, action=action, observation=observation))
         if observation.ok:
             return ToolReply(ok=True, value=observation.result, notes=observation.notes)
-        return ToolReply(ok=False, error=observation.error.message if observation.error else "error")
+        if observation.error is None:
+            return ToolReply(ok=False, error="error")
+        failure = observation.error
+        return ToolReply(ok=False, error=failure.message, exception=RAISED_AS.get(failure.type))
 
     def stubs(names: list[ToolSpec]) -> list[FunctionStub]:
         return [FunctionStub(s.name, list(s.parameters.get("properties", {})), s.description) for s in names]
 
     defined = {spec.name for spec in start.tools}
-    prompt = config.codeact_prompt + "\n".join(_signature(spec) for spec in start.tools)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}, {"role": "user", "content": start.task}]
+    if config.prompt == "hohw":
+        prompt, task = hohw_prompt(config, start.tools), f"Task: {start.task}"
+    else:
+        instructions = _trimmed(config.codeact_prompt, config, CODEACT_ADVICE_SENTENCE, GIVE_UP_SENTENCE)
+        prompt, task = instructions + "\n".join(_signature(spec) for spec in start.tools), start.task
+    # under hohw without the marker, stopping is how an agent gives up (the paper offers no other way)
+    stops_to_give_up = config.prompt == "hohw" and not config.offers_give_up
+    messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}, {"role": "user", "content": task}]
     parse_failures = 0
     with Kernel(
         stubs(start.tools),
@@ -331,6 +407,8 @@ async def run_codeact(
             messages.append({"role": "assistant", "content": text})
             if kind == "give_up":
                 return _finish(env, trajectory, index, code)
+            if kind == "none" and stops_to_give_up:
+                return _finish(env, trajectory, index, text.strip(), gave_up=True)
             if kind == "none":
                 parse_failures += 1
                 if _parse_failed(trajectory, parse_failures, config, "no <execute> or <solution> block"):
@@ -362,8 +440,8 @@ async def run_codeact(
                 try:
                     found, value = kernel.get("solution")
                 except SandboxViolation as exc:  # an oversized solution: recorded where it was read, then the end
-                    error = ToolError(type="sandbox_violation", message=str(exc))
-                    refused = Observation(call_id=f"solution{index}", tool="python", ok=False, error=error)
+                    reason = ToolError(type="sandbox_violation", message=str(exc))
+                    refused = Observation(call_id=f"solution{index}", tool="python", ok=False, error=reason)
                     action = Action(kind="code", content="solution")
                     trajectory.steps.append(Step(turn=index, action=action, observation=refused))
                     raise
@@ -392,8 +470,9 @@ async def run_react(
     """ReAct text protocol (Live API-Bench appendix F): Thought / Action / Action Input, Observation from the
     environment, until Final Answer. An unparseable reply is fed back with the error."""
     start = env.reset()
+    react_prompt = _trimmed(config.react_prompt, config, REACT_ADVICE_SENTENCE, REACT_GIVE_UP_SENTENCE)
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": config.react_prompt + _tool_schemas(env)},
+        {"role": "system", "content": react_prompt + _tool_schemas(env)},
         {"role": "user", "content": start.task},
     ]
     parse_failures = 0
@@ -452,8 +531,9 @@ async def run_direct(
     the calls run in order, later arguments reading earlier results; the last result is the answer. No
     observation goes back, except the parse error of an unreadable plan."""
     start = env.reset()
+    direct_prompt = _trimmed(config.direct_prompt, config, "", DIRECT_GIVE_UP_SENTENCE)
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": config.direct_prompt + _tool_schemas(env)},
+        {"role": "system", "content": direct_prompt + _tool_schemas(env)},
         {"role": "user", "content": start.task},
     ]
     for index in range(config.max_parse_errors):

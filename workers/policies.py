@@ -6,7 +6,9 @@
 - ``random`` calls random visible tools with random schema-shaped arguments, then answers with its last result.
 
 Policies see exactly what a model sees: the messages and the tool list. They learn of failures from the tool
-messages, not from the fault plan.
+messages, not from the fault plan. They speak function calling; under ``agent.protocol: codeact``
+:class:`CodeActPolicy` translates: each call becomes an ``<execute>`` cell, each answer a ``<solution>``, and each
+cell's output goes back to the policy as a tool message.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import hashlib
 import json
 import random
 import re
+from collections.abc import Callable
 from typing import Any
 
-from env_core.model import ArgRef, PlannedCall, Scenario, ToolCall
-from env_core.search import SEARCH_TOOLS
-from workers.agent import GIVE_UP_MARKER
+from env_core.model import ArgRef, PlannedCall, Scenario, ToolCall, ToolSpec
+from env_core.sandbox import python_name
+from env_core.search import GET_INFO, SEARCH_TOOLS
 from workers.clients import ChatReply, ModelClient
+from workers.prompts import GIVE_UP_MARKER
 
 MAX_RETRIES = 3
 
@@ -184,6 +188,89 @@ class _Delayed(ModelClient):
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         await asyncio.sleep(self.latency_s)
         return await self.inner.complete(messages, tools)
+
+
+_TRACEBACK_LAST_LINE = re.compile(r"^(\w+(?:\.\w+)*): (.*)$")
+
+
+class CodeActPolicy(ModelClient):
+    """A function-calling policy driving a CodeAct episode: the inner policy's tool call becomes a cell that calls
+    the function and prints its result as JSON, its answer a ``<solution>`` cell, its give-up a reply without a
+    block (how an agent stops under the ``hohw`` prompt; the marker text still gives up under the default one). In
+    the open world a function the kernel does not define yet is first looked up with ``get_info``, as a model must.
+    The cell's output is read back as the tool message: the printed JSON, or the exception of the traceback's last
+    line as an error (``ValueError: f is currently unavailable...``). A message that asks to retry is a retryable
+    error, as the transient faults word theirs, so the oracle still retries them."""
+
+    def __init__(self, inner: ModelClient, tools: Callable[[], list[ToolSpec]]):
+        self.inner, self.tools = inner, tools
+        self.messages: list[dict[str, Any]] = []
+        self.pending: str | None = None  # id of the call whose cell output the next observation carries
+        self.deferred: ToolCall | None = None  # a call waiting for its get_info cell (open world)
+
+    @staticmethod
+    def _result(observation: str) -> Any:
+        """The tool message content for a cell's output."""
+        lines = [line for line in observation.removeprefix("Observation:").strip().splitlines() if line.strip()]
+        for line in reversed(lines):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+        last = _TRACEBACK_LAST_LINE.match(lines[-1]) if lines else None
+        message = last.group(2) if last else (lines[-1] if lines else "no output")
+        kind = "service_unavailable" if "retry" in message.lower() else (last.group(1) if last else "code_error")
+        return {"error": {"type": kind, "message": message}}
+
+    def _cell(self, call: ToolCall) -> str:
+        if all(name.isidentifier() for name in call.arguments):
+            arguments = ", ".join(f"{name}={value!r}" for name, value in call.arguments.items())
+        else:
+            arguments = f"**{call.arguments!r}"
+        code = f"import json\nresult = {python_name(call.name)}({arguments})\nprint(json.dumps(result, default=str))"
+        return f"<thought>I will call {call.name}.</thought>\n<execute>\n{code}\n</execute>"
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if self.deferred is not None:  # get_info made the function callable: now the call itself
+            call, self.deferred = self.deferred, None
+            return ChatReply(content=self._cell(call), finish_reason="stop")
+        if not self.messages:
+            self.messages = [m for m in messages if m["role"] == "user"][:1]
+        elif self.pending is not None:
+            content = json.dumps(self._result(messages[-1].get("content") or ""), default=str)
+            self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": content})
+            self.pending = None
+        visible = self.tools()
+        reply = await self.inner.complete(self.messages, [spec.openai() for spec in visible])
+        if reply.tool_calls:
+            call = reply.tool_calls[0]
+            self.pending = call.id
+            self.messages.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": "{}"}}
+                    ],
+                }
+            )
+            names = {spec.name for spec in visible}
+            if call.name not in names and GET_INFO in names:
+                # open world: a function is defined in the kernel once a search or get_info has shown it
+                self.deferred = call
+                text = f"<thought>I will read the documentation of {call.name}.</thought>\n<execute>\n"
+                text += f"print(get_info(tool_name={call.name!r}))\n</execute>"
+                return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+            return ChatReply(content=self._cell(call), finish_reason="stop", usage=reply.usage)
+        content = reply.content or ""
+        if content.startswith(GIVE_UP_MARKER):
+            return ChatReply(content=content, finish_reason="stop", usage=reply.usage)
+        try:
+            value = json.loads(content)
+        except json.JSONDecodeError:
+            value = content
+        text = f"<thought>I have the answer.</thought>\n<solution>\nsolution = {value!r}\n</solution>"
+        return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
 
 
 def make_policy(name: str, scenario: Scenario, seed: int, latency_s: float = 0.0) -> ModelClient:

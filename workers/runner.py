@@ -17,7 +17,7 @@ from pydantic import Field
 
 from env_core.errors import Category, InfraError, UndertowError, classify, describe, last_frames
 from env_core.families import get_family
-from env_core.faults import Setting, expects_give_up
+from env_core.faults import Setting, expects_give_up, posed
 from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
 from env_core.sandbox import SandboxConfig
 from env_core.search import Searcher
@@ -27,7 +27,8 @@ from retrieval.service import searcher_for
 from scoring.trajectory import score_trajectory
 from workers.agent import PROTOCOLS, AgentConfig
 from workers.clients import ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
-from workers.policies import make_policy
+from workers.docgen import document_suite
+from workers.policies import CodeActPolicy, make_policy
 
 
 class EpisodePlan(Strict):
@@ -104,6 +105,7 @@ def _result(
         error=trajectory.error,
         error_trace=trajectory.error_trace,
         worker=WORKER,
+        answers=shard.suite.answers,
     )
 
 
@@ -116,7 +118,8 @@ async def run_episode(
     searcher: Searcher | None = None,
 ) -> tuple[EpisodeResult, Trajectory]:
     started = time.perf_counter()
-    env = suite.environment(scenario, plan.seed, shard.setting, shard.suite.access, searcher)
+    # the agent is asked the posed task (with its hint under a hinted setting); gold and scoring use the scenario
+    env = suite.environment(posed(scenario, shard.setting), plan.seed, shard.setting, shard.suite.access, searcher)
     trajectory = Trajectory(
         episode_id=plan.episode_id,
         scenario_id=scenario.id,
@@ -128,8 +131,11 @@ async def run_episode(
     try:
         model = shard.model
         if isinstance(model, PolicyModel):
-            protocol = "function_calling"  # built-in policies speak function calling whatever the configured protocol
+            # built-in policies speak function calling; under CodeAct a translator writes their calls as cells
             client = shared_client or make_policy(model.policy or model.name, scenario, plan.seed, model.latency_s)
+            protocol = "codeact" if shard.agent.protocol == "codeact" else "function_calling"
+            if protocol == "codeact":
+                client = CodeActPolicy(client, env.tools)
         elif shared_client is not None:
             protocol, client = shard.agent.protocol, shared_client
         else:
@@ -145,7 +151,7 @@ async def run_episode(
     if trajectory.outcome.judged:
         first_tried = env.first_tried_tools()
         expected = expects_give_up(scenario, env.faults, first_tried)
-        scored = score_trajectory(trajectory, scenario, expected)
+        scored = score_trajectory(trajectory, scenario, expected, answers=shard.suite.answers)
         family = get_family(suite.family, shard.suite.family_ref)
         details = family.episode_details(
             trajectory,
@@ -160,7 +166,7 @@ async def run_episode(
 
 async def run_shard_async(shard: ShardSpec) -> ShardOutput:
     started = time.perf_counter()
-    suite = load_ref(shard.suite)
+    suite = load_ref(shard.suite, document_suite)
     shared = OpenAIChatClient(shard.model) if isinstance(shard.model, ServedModel) else None
     limit = asyncio.Semaphore(shard.model.concurrency)
     searcher = shard_searcher(shard, suite)
@@ -201,7 +207,7 @@ def infra_error_shard(
     """Record every episode of a shard as ``infra_error`` (endpoint down, worker lost), or as ``config_error`` when
     the shard cannot run for a reason that will not change (its suite is gone), without running it."""
     try:
-        suite: Suite | None = load_ref(shard.suite)
+        suite: Suite | None = load_ref(shard.suite, document_suite)
     except Exception:  # the reason may be the suite itself: the rows are still recorded
         suite = None
     results, trajectories = [], []

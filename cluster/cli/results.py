@@ -13,8 +13,8 @@ from rich.table import Table
 
 from cluster import api
 from cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, run_command, warn
-from cluster.cli.errors import check_format, user_errors
-from cluster.report import print_comparison, print_family_summaries, print_summary
+from cluster.cli.errors import OptionError, check_format, user_errors
+from cluster.report import print_comparison, print_family_summaries, print_layout, print_summary
 from cluster.report.tables import add_row, new_table
 from scoring.analysis import families_json, report_json
 
@@ -73,17 +73,31 @@ def report(
     html: Annotated[
         Path | None, typer.Option("--html", help="also write a self-contained HTML report (tables, plots, a trace)")
     ] = None,
+    layout: Annotated[
+        str | None,
+        typer.Option(
+            "--layout",
+            metavar="NAME",
+            help="a family's report layout (e.g. hohw: a paper's tables) instead of the family tables; in --html too",
+        ),
+    ] = None,
 ) -> None:
     """Print the summary of a finished (or partly finished) run from its store."""
     check_format(format)
-    shown = api.report(run_id, store, html=html)
+    if layout is not None and format == "json":
+        raise OptionError("--layout: a layout is tables to read; use it with --format table (and --html)")
+    shown = api.report(run_id, store, html=html, layout=layout)
     if html is not None:
         errors.print(f"wrote {html}", markup=False, highlight=False, soft_wrap=True)
     if format == "json":
         print(families_json(shown.families) if families else report_json(shown.rows))
         return
     print_summary(shown.rows, console, title=shown.run_id, status=run_command("status", shown.run_id, shown.location))
-    print_family_summaries(shown.families, console)
+    view = shown.layout_view
+    if view is not None:
+        print_layout(view, shown.families, console)
+    else:
+        print_family_summaries(shown.families, console)
     if shown.pending:
         resume = run_command("resume", shown.run_id, shown.location)
         console.print(

@@ -52,9 +52,18 @@ def build(
     family: Annotated[str, typer.Argument(help="a registered family (see `undertow list`) or module:attribute")],
     fields: Fields = None,
     out: Annotated[Path, typer.Option("--out", help="folder to write the suite to")] = Path("suite"),
+    docs: Annotated[
+        str | None,
+        typer.Option(
+            "--docs",
+            metavar="template|model",
+            help="tool documentation: the family's template, or written by the --docs-model-url endpoint (checked, "
+            "corrected up to 3 times)",
+        ),
+    ] = None,
     docs_model_url: Annotated[
         str | None,
-        typer.Option("--docs-model-url", help="have this OpenAI-compatible endpoint document the tools (checked)"),
+        typer.Option("--docs-model-url", help="the OpenAI-compatible endpoint that documents the tools (--docs model)"),
     ] = None,
     docs_model_name: Annotated[str, typer.Option("--docs-model-name", help="model id it serves")] = "default",
 ) -> None:
@@ -64,15 +73,14 @@ def build(
             family,
             fields,
             out=out,
+            docs=docs,
             docs_model_url=docs_model_url,
             docs_model_name=docs_model_name,
             hooks=api.Hooks(stage=spinner.show),
         )
     if built.docs is not None:
-        console.print(
-            f"model docs: {built.docs.written} written ({built.docs.corrected} after corrections), "
-            f"{len(built.docs.kept_template)} kept the template doc"
-        )
+        for line in built.docs.lines():
+            console.print(escape(line), highlight=False)
     for table in built.tables:
         print_report_table(table, console)
     info(f"wrote a {built.family} suite to {out}")

@@ -11,11 +11,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from cluster.report.tables import (
+    LayoutView,
     comparison_table,
     gap_table,
     new_table,
     print_comparison,
     print_family_summaries,
+    print_layout,
     print_report_table,
     print_summary,
     print_tables,
@@ -38,6 +40,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "LayoutView",
     "comparison_table",
     "figure_captions",
     "figures",
@@ -46,6 +49,7 @@ __all__ = [
     "pick_trace",
     "print_comparison",
     "print_family_summaries",
+    "print_layout",
     "print_report_table",
     "print_summary",
     "print_tables",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from cluster.report.plots import CAPTIONS, family_charts
 from cluster.report.plots import figures as draw_figures
+from cluster.report.tables import LayoutView
 from cluster.report.traces import pick_trace, trace_view
 from env_core.families import ReportTable
 from env_core.model import EpisodeResult, Outcome, Trajectory
@@ -124,26 +125,39 @@ def render_html(
     figures: Mapping[str, bytes],
     trace: Trajectory | None = None,
     meta: Mapping[str, str] | None = None,
+    layout: LayoutView | None = None,
 ) -> str:
     """The self-contained HTML report: summary, plots (embedded PNG data URIs), recovery gaps, paired
     comparisons, each family's tables and figures, one episode's trace and the run's metadata. No external
     resources, no scripts. ``figures`` are :func:`cluster.report.plots.figures` (a family's figures go to its
-    section, the others to the plots)."""
+    section, the others to the plots). With ``layout`` (``undertow report --layout NAME``), the family section
+    opens with the layout's tables, which stand in for the per-suite tables of the families it covers (their
+    figures stay)."""
     charts = family_charts(analysis)
     families = []
-    for suite, summary in analysis.families.items():
+    if layout is not None:
         families.append(
             {
-                "suite": suite,
-                "family": summary.family,
-                "tables": [table_view(t) for t in summary.tables(suite) if t.rows or t.note],
-                "figures": [
-                    _image(name, chart.alt, figures[name])
-                    for name, (chart_suite, chart) in charts.items()
-                    if chart_suite == suite and name in figures
-                ],
+                "suite": f"layout {layout.name}",
+                "family": ", ".join(sorted(layout.families)),
+                "tables": [table_view(t) for t in layout.tables if t.rows or t.note],
+                "figures": [],
             }
         )
+    for suite, summary in analysis.families.items():
+        covered = layout is not None and summary.family in layout.families
+        shown = {
+            "suite": suite,
+            "family": summary.family,
+            "tables": [] if covered else [table_view(t) for t in summary.tables(suite) if t.rows or t.note],
+            "figures": [
+                _image(name, chart.alt, figures[name])
+                for name, (chart_suite, chart) in charts.items()
+                if chart_suite == suite and name in figures
+            ],
+        }
+        if shown["tables"] or shown["figures"] or not covered:
+            families.append(shown)
     template = _environment().get_template(TEMPLATE)
     return template.render(
         title=title,
@@ -190,8 +204,10 @@ def report_page(
     load_trajectories: Callable[[str], Iterable[Trajectory]],
     title: str,
     meta: Mapping[str, str],
+    layout: LayoutView | None = None,
 ) -> tuple[str, dict[str, bytes]]:
-    """The HTML report and the figures it embeds (also logged as files to MLflow), with an instructive trace."""
+    """The HTML report and the figures it embeds (also logged as files to MLflow), with an instructive trace;
+    ``layout``: a family layout's tables in place of the families' own (see :func:`render_html`)."""
     images = draw_figures(analysis)
     trace = pick_trace(results, load_trajectories)
-    return render_html(analysis, title, images, trace, meta), images
+    return render_html(analysis, title, images, trace, meta, layout), images

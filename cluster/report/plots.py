@@ -1,5 +1,5 @@
-"""Report figures as PNG bytes: accuracy vs size, baseline vs faulted, outcome classes, and each family's stacked
-bars (a family's :class:`StackedBars`, drawn without knowing what they count).
+"""Report figures as PNG bytes: accuracy vs size, baseline vs faulted, outcome classes, and each family's figures
+(its :class:`StackedBars` and :class:`BoxPlots`, drawn without knowing what they count).
 
 Figures are built on :class:`matplotlib.figure.Figure` directly, never through pyplot: nothing is registered in
 pyplot's global figure list (so nothing can leak, and threads do not share state), no GUI backend is touched, and
@@ -19,7 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from env_core.families import StackedBars
+from env_core.families import BoxPlots, FamilyFigure, StackedBars
 from env_core.model import Outcome
 from scoring.analysis import Analysis
 from scoring.summary import SummaryRow
@@ -301,15 +301,84 @@ def stacked_bars(chart: StackedBars) -> bytes:
     return _png(fig)
 
 
+def box_plots(chart: BoxPlots) -> bytes:
+    """A family's box plots: one panel per ``panel``, boxes grouped by label on the x axis, a colour (and hatch)
+    per series, each drawn from its five numbers (whiskers at min and max), its mean a white diamond and its ``n``
+    under the group's label."""
+    panels = list(dict.fromkeys(box.panel for box in chart.boxes)) or [""]
+    # a panel's width follows its number of groups, with room for its title when it has few
+    widths = [max(2, len({b.label for b in chart.boxes if b.panel == p})) for p in panels]
+    fig = Figure(figsize=(max(5.2, 1.8 + 0.9 * sum(widths)), 3.8), layout="constrained")
+    axes = fig.subplots(1, len(panels), squeeze=False, width_ratios=widths).ravel().tolist()
+    series = list(dict.fromkeys(box.series for box in chart.boxes))
+    for ax, panel in zip(axes, panels, strict=True):
+        boxes = [b for b in chart.boxes if b.panel == panel]
+        if not boxes:
+            _no_data(ax, "nothing to show")
+            continue
+        labels = list(dict.fromkeys(b.label for b in boxes))
+        here = [name for name in series if any(b.series == name for b in boxes)]  # offsets count this panel's only
+        width = 0.8 / max(len(here), 1)
+        for j, name in enumerate(here):
+            i = series.index(name)  # colours follow the figure's series, so one legend serves every panel
+            mine = [b for b in boxes if b.series == name]
+            stats = [
+                {
+                    "med": b.median,
+                    "q1": b.q1,
+                    "q3": b.q3,
+                    "whislo": b.low,
+                    "whishi": b.high,
+                    "mean": b.mean if b.mean is not None else b.median,
+                    "fliers": [],
+                }
+                for b in mine
+            ]
+            x = [labels.index(b.label) + (j - (len(here) - 1) / 2) * width for b in mine]
+            drawn = ax.bxp(
+                stats,
+                positions=x,
+                widths=width * 0.85,
+                showmeans=any(b.mean is not None for b in mine),
+                meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "#222222", "markersize": 4},
+                medianprops={"color": "#222222"},
+                patch_artist=True,
+                manage_ticks=False,
+            )
+            for patch in drawn["boxes"]:
+                patch.set(facecolor=PALETTE[i % len(PALETTE)], hatch=HATCHES[i % len(HATCHES)], edgecolor="#222222")
+            drawn["boxes"][0].set_label(name or "all")
+        counts = {label: "/".join(str(b.n) for b in boxes if b.label == label) for label in labels}
+        ticks = ["\n".join(_short(part, 16) for part in label.split("\n")) + f"\nn={counts[label]}" for label in labels]
+        ax.set_xticks(range(len(labels)), ticks, fontsize=7)
+        ax.set_xlim(-0.6, len(labels) - 0.4)
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel(chart.y_label)
+        ax.set_xlabel(chart.x_label)
+        ax.grid(axis="y", alpha=0.3)
+        if panel:
+            ax.set_title(_short(panel, 48), fontsize=9)
+    if len(series) > 1 or (series and series[0]):
+        _legend(fig, axes, "")
+    fig.suptitle(_short(chart.title, 80), fontsize=10)
+    return _png(fig)
+
+
+def family_figure(chart: FamilyFigure) -> bytes:
+    """A family figure as PNG bytes, whichever kind it is."""
+    return box_plots(chart) if isinstance(chart, BoxPlots) else stacked_bars(chart)
+
+
 def figure_name(name: str, suite: str) -> str:
     """``<name>_<suite>.png``, made file-name safe (suite labels may hold ``:`` or ``/``)."""
     return f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', f'{name}_{suite}').strip('_.') or 'figure'}.png"
 
 
-def family_charts(analysis: Analysis) -> dict[str, tuple[str, StackedBars]]:
+def family_charts(analysis: Analysis) -> dict[str, tuple[str, FamilyFigure]]:
     """Every family figure of the analysis as (suite, chart) by file name, suite by suite; two titles that differ
     only in unsafe characters get distinct names, and none takes the name of a run-level figure."""
-    out: dict[str, tuple[str, StackedBars]] = {}
+    out: dict[str, tuple[str, FamilyFigure]] = {}
     for suite, summary in analysis.families.items():
         for chart in summary.figures(suite):
             name = figure_name(chart.name, suite)
@@ -334,5 +403,5 @@ def figures(analysis: Analysis) -> dict[str, bytes]:
         "outcomes.png": outcomes(analysis),
     }
     for name, (_, chart) in family_charts(analysis).items():
-        out[name] = stacked_bars(chart)
+        out[name] = family_figure(chart)
     return out

@@ -6,7 +6,8 @@ read as rich markup: a model called ``[bold]x`` or a setting called ``[/oracle]`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from rich import box
 from rich.console import Console
@@ -114,6 +115,22 @@ def print_family_summaries(summaries: Mapping[str, FamilySummary], console: Cons
     """Every family analysis's tables, suite by suite."""
     for suite, summary in summaries.items():
         print_tables(summary.tables(suite), console)
+
+
+@dataclass(frozen=True)
+class LayoutView:
+    """A family's named layout applied to a run (``undertow report --layout NAME``): its tables, and the families
+    whose per-suite tables they stand in for (other families' tables are shown as usual)."""
+
+    name: str
+    tables: Sequence[ReportTable]
+    families: frozenset[str]
+
+
+def print_layout(layout: LayoutView, summaries: Mapping[str, FamilySummary], console: Console) -> None:
+    """The layout's tables, then the per-suite tables of the families it does not cover."""
+    print_tables(layout.tables, console)
+    print_family_summaries({k: v for k, v in summaries.items() if v.family not in layout.families}, console)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -4,8 +4,9 @@ The agent writes Python in ``<execute>`` blocks; ``Kernel.run`` runs each block 
 survives between blocks, where every tool is a plain Python function (``function_12(...)``). A tool function does
 not run the tool: it sends the call to the parent over the protocol channel and waits while the parent runs
 ``call_tool`` (faults, validation, execution and tracing all stay in the parent, which owns the database and the
-gold data). A failed call raises ``ToolError`` in the agent's code, so the message shows in the traceback and can
-be caught with ``try``/``except``.
+gold data). A failed call raises ``ToolError`` in the agent's code (or the builtin exception the reply names:
+``ValueError`` for a disabled function, ``AssertionError`` for an argument of the wrong type, as the HoHW agent saw
+them), so the message shows in the traceback and can be caught with ``try``/``except``.
 
 A boundary on Linux (``isolation``; what it guarantees, and does not, is in SECURITY.md): by default each kernel
 runs in fresh user, mount, PID, network, IPC and UTS namespaces, as an unprivileged user without capabilities, in a

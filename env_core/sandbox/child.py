@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from env_core.sandbox.isolation import apply_limits
-from env_core.sandbox.protocol import argument_json, jsonable, python_name
+from env_core.sandbox.protocol import RAISABLE, argument_json, jsonable, python_name
 from env_core.sandbox.tracebacks import format_error
 
 # Process creation where no PID namespace bounds it (the rlimits level): refused by an audit hook. Best effort only:
@@ -45,7 +45,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 class ToolError(Exception):
-    """Raised in the agent's code when a tool call fails; the message is the tool's error text."""
+    """Raised in the agent's code when a tool call fails (unless the reply names a builtin exception to raise
+    instead); the message is the tool's error text."""
 
 
 class _Output(io.TextIOBase):
@@ -180,7 +181,10 @@ class _Session:
         self.outbound.flush()
         reply = self.receive()  # the tool's notes, if any, are already in the output: the host wrote them
         if not reply.get("ok"):
-            raise ToolError(reply.get("error") or f"{tool} failed")
+            # the builtin class the host named (a disabled function raises ValueError), else the kernel's own
+            name = reply.get("exception")
+            failure = getattr(builtins, name) if name in RAISABLE else ToolError
+            raise failure(reply.get("error") or f"{tool} failed")
         return reply.get("value")
 
     def run(self, code: str) -> dict[str, Any]:

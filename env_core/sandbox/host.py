@@ -705,7 +705,13 @@ class Kernel:
             raise _Timeout
         for note in reply.notes or ():  # the tool's own lines, where the code's output is, written by the host
             os.write(self._capture, (note + "\n").encode())
-        answer = {"op": "reply", "ok": bool(reply.ok), "value": reply.value, "error": reply.error}
+        answer = {
+            "op": "reply",
+            "ok": bool(reply.ok),
+            "value": reply.value,
+            "error": reply.error,
+            "exception": reply.exception,
+        }
         self._send(answer, deadline)
 
 

@@ -7,7 +7,7 @@ The code's output does not travel here: the kernel's fds 1 and 2 are a file the 
 
     parent -> child: init{functions, limits, max_output, without_namespaces}  (answered by ready{pid})
                      run{code, cell}  (answered by call{name, arguments}* then done{error, printed, cell})
-                     reply{ok, value, error}               (the answer to one call; its notes go to the output)
+                     reply{ok, value, error, exception}    (the answer to one call; its notes go to the output)
                      get{name}     (answered by value{found, value}, or value{found, too_large})
                      define{functions}                     (answered by defined)
                      shutdown                              (answered by bye; the kernel exits)
@@ -37,14 +37,28 @@ class FunctionStub:
     description: str = ""
 
 
+# Builtin exceptions a failed call may raise in the agent's code instead of the kernel's ``ToolError``: a closed
+# list, so that the host names a class and the kernel never looks up an arbitrary attribute of ``builtins``.
+RAISABLE = frozenset({"AssertionError", "RuntimeError", "TypeError", "ValueError"})
+
+
 @dataclass
 class ToolReply:
-    """What ``call_tool`` returns. ``value`` must be JSON data. ``notes`` are lines the tool prints (hints)."""
+    """What ``call_tool`` returns. ``value`` must be JSON data. ``notes`` are lines the tool prints (hints).
+
+    A failed call (``ok`` false) raises ``ToolError(error)`` in the agent's code, or, when ``exception`` names one of
+    ``RAISABLE``, that builtin exception with the same message (e.g. ``ValueError`` for a disabled function, as the
+    HoHW paper's agent saw it)."""
 
     ok: bool
     value: Any = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    exception: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.exception is not None and self.exception not in RAISABLE:
+            raise ValueError(f"ToolReply.exception: {self.exception!r} is not one of {', '.join(sorted(RAISABLE))}")
 
 
 @dataclass

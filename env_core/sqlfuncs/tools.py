@@ -41,7 +41,7 @@ class SqlFunctionToolBox(SqliteToolBox):
         params = spec.binding.get("params", [])
         message = type_error(arguments, params)
         if message is not None:
-            raise ToolExecutionError(message)
+            raise ToolExecutionError(message, error_type="argument_type")
         rows = super().execute(state, spec, arguments)
         if rows and any(v is not None for v in rows[0].values()):
             return rows

@@ -168,11 +168,12 @@ def test_every_section_is_present_and_nothing_is_loaded_from_elsewhere(html: str
 
 
 def test_figures_are_small_valid_pngs_embedded_in_the_report(pngs: dict[str, bytes], html: str) -> None:
-    family = "errors_spider.png"  # the sqlfuncs family's figure: its name and the suite label
-    assert set(pngs) == {"accuracy_vs_size.png", "clean_vs_faulted.png", "outcomes.png", family}
+    family = "errors_spider.png"  # the sqlfuncs family's figures: their names and the suite label
+    turns = "turns_spider.png"  # the turn distributions (the paper's Figure 5), a BoxPlots figure
+    assert set(pngs) == {"accuracy_vs_size.png", "clean_vs_faulted.png", "outcomes.png", family, turns}
     plots = {attrs["data-name"]: attrs for tag, attrs, _ in elements(section(html, "plots")) if tag == "img"}
     families = {attrs["data-name"]: attrs for tag, attrs, _ in elements(section(html, "families")) if tag == "img"}
-    assert set(plots) == set(pngs) - {family} and set(families) == {family}
+    assert set(plots) == set(pngs) - {family, turns} and set(families) == {family, turns}
     for name, data in pngs.items():
         check_png(data)
         assert len(data) < 120_000, (name, len(data))

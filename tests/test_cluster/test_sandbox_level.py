@@ -84,9 +84,12 @@ def test_the_manifest_records_the_isolation_in_force(tmp_path: Path) -> None:
     assert plan.manifest.sandbox is not None
     assert plan.manifest.sandbox.startswith("namespaces: user, mount, PID, network, IPC and UTS namespaces")
     assert all(shard.sandbox.require == "namespaces" for shard in plan.manifest.shards)
-    # Built-in policies speak function calling: no kernel runs, nothing to record
+    # Built-in policies run their calls as cells under CodeAct: the isolation is recorded for them too; with
+    # function calling no kernel runs and there is nothing to record
     policies = tmp_path / "policies.yaml"
     policies.write_text(yaml.safe_dump({"models": ["oracle"], "suites": ["smoke"], "agent": {"protocol": "codeact"}}))
+    assert api.plan(policies).manifest.sandbox.startswith("namespaces:")
+    policies.write_text(yaml.safe_dump({"models": ["oracle"], "suites": ["smoke"]}))
     assert api.plan(policies).manifest.sandbox is None
 
 

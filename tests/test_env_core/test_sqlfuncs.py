@@ -207,6 +207,7 @@ def test_argument_types_are_checked_with_the_papers_message(suite: Suite) -> Non
     observation = env.step(Action(kind="tool_call", tool_call=ToolCall(id="c", name=tool.name, arguments={name: 10})))
     assert observation is not None and not observation.ok
     assert observation.error.message == f"Expected float but got int for {name}"
+    assert observation.error.type == "argument_type"  # CodeAct raises it as AssertionError, as the paper shows
     fine = env.step(Action(kind="tool_call", tool_call=ToolCall(id="d", name=tool.name, arguments={name: 10.0})))
     assert fine is not None and fine.ok and fine.result == [{"COUNT(*)": 4}]
 

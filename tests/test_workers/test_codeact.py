@@ -94,7 +94,7 @@ def test_first_tried_failure_shows_as_a_traceback_and_the_chain_recovers(smoke_r
     failed = trajectory.steps[1]
     assert failed.action.kind == "code" and not failed.observation.ok
     assert (
-        "ToolError" in failed.observation.error.message and "currently unavailable" in failed.observation.error.message
+        "ValueError" in failed.observation.error.message and "currently unavailable" in failed.observation.error.message
     )
     assert trajectory.steps[0].observation.fault.kind == "first_tried"
     assert "currently unavailable" in server.chat_requests[1]["messages"][-1]["content"]

@@ -108,7 +108,10 @@ def test_native_tool_calls_solve_the_task(smoke: Suite, smoke_ref: SuiteRef, mon
         for request in (first, second):
             assert request["model"] == "scripted"
             assert (request["temperature"], request["max_tokens"]) == (0.0, 1024)
-            assert request["tools"] == [smoke.toolbox.specs[name].openai() for name in scenario.tools]
+            # the scenario's tools, in the order the episode lists them (shuffled per scenario and seed)
+            listed = smoke.environment(scenario, 0, PRESET_SETTINGS["clean"]).reset().tools
+            assert request["tools"] == [spec.openai() for spec in listed]
+            assert sorted(t["function"]["name"] for t in request["tools"]) == sorted(scenario.tools)
         assert [m["role"] for m in first["messages"]] == ["system", "user"]
         assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool", "tool"]
         assistant, direct, lookup = second["messages"][2:]

@@ -1,0 +1,241 @@
+"""The prompts of the agent protocols: the default ones, built from sentences so that ``failure_advice: false`` and
+``give_up_marker: false`` can drop theirs, and the ``hohw`` preset (the Hell-or-High-Water paper's CodeAct prompt
+structure, appendix E, in our own words and with our own examples). ``workers.agent`` puts them together."""
+
+from __future__ import annotations
+
+GIVE_UP_MARKER = "CANNOT_SOLVE"
+
+# The default prompts are built from sentences so that ``failure_advice: false`` and ``give_up_marker: false`` can
+# drop theirs (``_trimmed``); with both unset each prompt is what it always was.
+GIVE_UP_SENTENCE = (
+    "If the task cannot be completed with the tools available, reply with a message that starts with "
+    f"{GIVE_UP_MARKER}: and the reason."
+)
+ADVICE_SENTENCE = (
+    "Tools can fail; read their errors and adapt: retry errors that say to retry, and look for another way when a "
+    "tool is unavailable. "
+)
+SYSTEM_PROMPT = (
+    f"You solve the user's task by calling the tools you are given. {ADVICE_SENTENCE}When you have the answer, reply "
+    f"without a tool call and give the records the tools returned, as JSON. {GIVE_UP_SENTENCE}"
+)
+
+CODEACT_ADVICE_SENTENCE = (
+    "Tools can fail: read the error and adapt, retry errors that say to retry, and look for another way when a "
+    "function is unavailable. "
+)
+CODEACT_PROMPT = (
+    "You solve the user's task with a Python environment in which tool functions are defined. Each turn, first "
+    "think step by step inside <thought>...</thought>. Then either run code inside <execute>...</execute> and read "
+    "its output in the next message, or, when you have the answer, assign it to a variable named `solution` inside "
+    "<solution>...</solution> (for example <solution>solution = rows</solution>). Tools return lists of records "
+    f"(JSON objects); print results to see them. {CODEACT_ADVICE_SENTENCE}Your solution should keep the values and "
+    f"original keys the tools returned. {GIVE_UP_SENTENCE}\n\nAvailable functions:\n"
+)
+
+REACT_ADVICE_SENTENCE = "Tools can fail: read the errors and adapt. "
+REACT_GIVE_UP_SENTENCE = (
+    f"If the task cannot be completed with the tools available, write Final Answer: {GIVE_UP_MARKER}: and the reason."
+)
+REACT_PROMPT = (
+    "Answer the user's question using the tools below. Use this format:\n"
+    "Thought: what to do next\nAction: the tool's name\nAction Input: the arguments as a JSON object\n"
+    "Then wait for the Observation. Repeat Thought/Action/Action Input as needed; when you know the answer, write\n"
+    "Thought: I now know the final answer\nFinal Answer: the records the tools returned, as JSON.\n"
+    f"{REACT_ADVICE_SENTENCE}{REACT_GIVE_UP_SENTENCE}\n\nTools (JSON schemas):\n"
+)
+
+DIRECT_GIVE_UP_SENTENCE = f"If the task cannot be done with these tools, reply {GIVE_UP_MARKER}: and the reason."
+DIRECT_PROMPT = (
+    "Answer the user's question with one sequence of tool calls. Reply with only a JSON list such as "
+    '[{"name": "tool_a", "arguments": {"x": 1}, "label": "out1"}, {"name": "tool_b", "arguments": {"ids": '
+    '"$out1.id$"}, "label": "out2"}]. Each call has a unique label; "$label.field$" passes the values of that field '
+    "of an earlier call's result (one value if it returned one row, else a list). The result of the last call is "
+    f"your answer. {DIRECT_GIVE_UP_SENTENCE}\n\n"
+    "Tools (JSON schemas):\n"
+)
+
+# The "hohw" preset: the CodeAct prompt structure of the Hell-or-High-Water paper (appendix E) in our own words,
+# with our own examples on an invented ferry timetable (no Spider database): thought / execute / solution turns,
+# answers keyed as the functions returned them, two worked examples, full JSON definitions of the functions. It
+# neither coaches recovery nor offers a give-up marker unless asked (failure_advice, give_up_marker).
+HOHW_INTRO = (
+    "You are an assistant that solves problems by writing Python in an interactive environment in which tool "
+    "functions are defined.\n\n"
+    "Each turn, first reason step by step inside <thought>...</thought>, for example <thought>I should look at the "
+    "rows first</thought>. Then do one of two things:\n"
+    "1) run Python code inside <execute>...</execute>, for example <execute>print(rows)</execute>; what it prints "
+    "comes back in the next message;\n"
+    "2) once you have found the answer, assign it to a variable named `solution` inside <solution>...</solution>, "
+    "for example <solution>solution = rows</solution>; this ends the task.\n\n"
+    "Your solution is checked against what the functions return: keep the values and the original keys of the "
+    "records they gave you.\n"
+    "Every function returns a list of JSON records, which you may need to post-process; print a result to see how it "
+    "is structured.\n"
+)
+HOHW_ADVICE = (
+    "Functions can fail: read the error, retry when it says to retry, and when a function is unavailable look for "
+    "another way to get the same data.\n"
+)
+HOHW_EXAMPLES_INTRO = (
+    "\nTwo worked examples follow. They use a ferry timetable database that has nothing to do with your task, and "
+    "their function definitions are left out.\n"
+)
+# Both versions of example 1 end the same way: the KeyError, a look at the records, the answer.
+_VESSELS_KEY_ERROR = """Observation:
+Traceback (most recent call last):
+  Cell In[N], line 2
+    names = [row['vessel'] for row in rows]
+  Cell In[N], line 2, in <listcomp>
+    names = [row['vessel'] for row in rows]
+KeyError: 'vessel'
+Assistant:
+<thought>The records have no key 'vessel'. I will print them to see which keys they have.</thought>
+<execute>
+print(rows)
+</execute>
+Observation:
+[{'vessel_name': 'Marsh Wren'}, {'vessel_name': 'Sea Holly'}]
+Assistant:
+<thought>The rows already hold the answer under their original key, so I return them unchanged.</thought>
+<solution>
+solution = rows
+</solution>"""
+
+
+def _vessels_key_error(cell: int) -> str:
+    return _VESSELS_KEY_ERROR.replace("In[N]", f"In[{cell}]")
+
+
+HOHW_CLOSED_EXAMPLES = (
+    """Example 1:
+Task: Which vessels sail to Kestrel Island?
+Assistant:
+<thought>function_52 returns the vessels serving a destination. I will call it for Kestrel Island and collect the \
+names.</thought>
+<execute>
+rows = function_52('Kestrel Island')
+names = [row['vessel'] for row in rows]
+print(names)
+</execute>
+"""
+    + _vessels_key_error(cell=1),
+    """Example 2:
+Task: When does the first sailing leave on the route with the longest crossing?
+Assistant:
+<thought>function_17 gives the longest crossing time, and function_18 the earliest departure on routes with a \
+given crossing time. I start with function_17.</thought>
+<execute>
+longest = function_17()
+print(longest)
+</execute>
+Observation:
+[{'MAX(crossing_minutes)': 95}]
+Assistant:
+<thought>Now I pass that number to function_18.</thought>
+<execute>
+first = function_18(longest['MAX(crossing_minutes)'])
+print(first)
+</execute>
+Observation:
+Traceback (most recent call last):
+  Cell In[2], line 1
+    first = function_18(longest['MAX(crossing_minutes)'])
+TypeError: list indices must be integers or slices, not str
+Assistant:
+<thought>The result is a list of records: I must take its first record before reading the key.</thought>
+<execute>
+first = function_18(longest[0]['MAX(crossing_minutes)'])
+print(first)
+</execute>
+Observation:
+[{'MIN(departs)': '06:40'}]
+Assistant:
+<thought>The first sailing on that route leaves at 06:40.</thought>
+<solution>
+solution = first
+</solution>""",
+)
+HOHW_OPEN_EXAMPLES = (
+    """Example 1:
+Task: Which vessels sail to Kestrel Island?
+Assistant:
+<thought>No function for this is defined yet, so I search for one about vessels and destinations.</thought>
+<execute>
+print(search_tools(query='vessels sailing to a destination', num_results=3))
+</execute>
+Observation:
+[{'name': 'function_52', 'description': 'Get the names of the vessels that sail to a given destination.'}, \
+{'name': 'function_31', 'description': 'Get the number of vessels in the fleet.'}, {'name': 'function_8', \
+'description': 'Get the destinations served by a given vessel.'}]
+Assistant:
+<thought>function_52 fits. I read its documentation to learn its arguments.</thought>
+<execute>
+print(get_info(tool_name='function_52'))
+</execute>
+Observation:
+{'name': 'function_52', 'description': 'Get the names of the vessels that sail to a given destination.', \
+'parameters': {'type': 'object', 'properties': {'delta_kilo': {'type': 'string', 'description': 'the destination'}}, \
+'required': ['delta_kilo']}}
+Assistant:
+<thought>I call function_52 with delta_kilo set to Kestrel Island and collect the names.</thought>
+<execute>
+rows = function_52(delta_kilo='Kestrel Island')
+names = [row['vessel'] for row in rows]
+print(names)
+</execute>
+"""
+    + _vessels_key_error(cell=3),
+    """Example 2:
+Task: When does the first sailing leave on the route with the longest crossing?
+Assistant:
+<thought>I need the longest crossing time, then the earliest departure on that route. I search for functions \
+about crossing times.</thought>
+<execute>
+print(search_tools(query='longest crossing time of a route', num_results=2))
+</execute>
+Observation:
+[{'name': 'function_17', 'description': 'Get the longest crossing time of any route, in minutes.'}, \
+{'name': 'function_18', 'description': 'Get the earliest departure time on routes with a given crossing time.'}]
+Assistant:
+<thought>function_17 and then function_18 answer the task. I read the documentation of function_18, which takes \
+an argument.</thought>
+<execute>
+print(get_info(tool_name='function_18'))
+</execute>
+Observation:
+{'name': 'function_18', 'description': 'Get the earliest departure time on routes with a given crossing time.', \
+'parameters': {'type': 'object', 'properties': {'sigma_tango': {'type': 'number', 'description': 'the crossing time \
+in minutes'}}, 'required': ['sigma_tango']}}
+Assistant:
+<thought>I call function_17, then pass its value to function_18.</thought>
+<execute>
+longest = function_17()
+first = function_18(sigma_tango=longest['MAX(crossing_minutes)'])
+print(first)
+</execute>
+Observation:
+Traceback (most recent call last):
+  Cell In[3], line 2
+    first = function_18(sigma_tango=longest['MAX(crossing_minutes)'])
+TypeError: list indices must be integers or slices, not str
+Assistant:
+<thought>function_17 returned a list of records: I must take its first record before reading the key.</thought>
+<execute>
+first = function_18(sigma_tango=longest[0]['MAX(crossing_minutes)'])
+print(first)
+</execute>
+Observation:
+[{'MIN(departs)': '06:40'}]
+Assistant:
+<thought>The first sailing on that route leaves at 06:40.</thought>
+<solution>
+solution = first
+</solution>""",
+)
+HOHW_CLOSED_TOOLS = "\nThe functions you can use for this task (JSON definitions, one per line):\n"
+HOHW_OPEN_TOOLS = (
+    "\nAt the start only two functions are defined. Use them to find the others (search_tools) and to read a "
+    "function's documentation (get_info); every function they show you can then be called:\n"
+)
