@@ -1371,8 +1371,10 @@ def retrieval_eval(
         ref = suite_ref(suite_reference(suite, fields), base=Path.cwd())
     except ValidationError as exc:
         raise ConfigError("; ".join(validation_problems(exc)), field="--suite") from None
+    from workers.docgen import document_suite
+
     try:
-        loaded = load_ref(ref)
+        loaded = load_ref(ref, document_suite)  # a suite with docs: model is documented when it is built
     except ValueError as exc:  # a suite field phrased by the family
         if is_user_error(exc):
             raise
