@@ -130,11 +130,12 @@ def list_builtins() -> None:
     """List registered benchmark families, setting presets and built-in policies."""
     found = api.catalog()
     console.print("[bold]families[/bold] (a suite config names one with family: NAME):")
+    width = max(len(item.name) for item in [*found.families, *found.settings])  # one column for both lists
     for family in found.families:
-        info(f"  {family.name:12s} {family.description}")
+        info(f"  {family.name:{width}s}  {family.description}")
     console.print("[bold]settings[/bold]:")
     for setting in found.settings:
-        info(f"  {setting.name:12s} {setting.description}")
+        info(f"  {setting.name:{width}s}  {setting.description}")
     console.print(f"[bold]policies[/bold]: {escape(', '.join(found.policies))}")
 
 

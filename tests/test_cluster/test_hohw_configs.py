@@ -94,3 +94,14 @@ def test_the_closed_world_config_pivots_over_the_number_of_functions(tmp_path: P
     pivot = text[text.index("Figure 3") :]
     rows = [line.split()[0] for line in pivot.splitlines() if line.strip()[:2].strip().isdigit()]
     assert rows[:4] == ["3", "9", "27", "81"], pivot[:2000]
+
+
+def test_undertow_list_shows_the_papers_settings_in_one_column() -> None:
+    done = subprocess.run([UNDERTOW, "list"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
+    for name in ("distractors_only", "hinted", "hinted_first_tried", "first_tried", "sqlfuncs"):
+        assert name in lines, name
+    starts = {line.index(line.split()[1]) for line in lines.values()}  # where each description begins
+    assert len(starts) == 1, lines
+    assert "only distractors" in lines["distractors_only"] and "hint" in lines["hinted"]
