@@ -96,14 +96,17 @@ def check_fault_targets(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]
     leave a "faulted" setting as clean as the baseline, silently. (Symbolic targets are checked by FaultSpec.)"""
     for i, setting in enumerate(config.settings):
         for j, fault in enumerate(setting.faults):
-            for target in fault.targets:
+            named = [(target, "target") for target in fault.targets]
+            if "on" in fault.params:  # a cascade's upstream tool: misspelt, the cascade would never fire
+                named.append((str(fault.params["on"]), "params.on"))
+            for target, where in named:
                 if target in SYMBOLIC_TARGETS:
                     continue
                 for ref, suite in loaded:
                     if target not in suite.toolbox.specs:
                         raise ConfigError(
                             f"unknown tool '{target}' in suite '{ref.label}'",
-                            field=f"settings[{i}].faults[{j}].target",
+                            field=f"settings[{i}].faults[{j}].{where}",
                             hint=did_you_mean(target, [*suite.toolbox.specs, *SYMBOLIC_TARGETS]),
                         )
 

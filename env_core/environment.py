@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from env_core.disclosure import Disclosure
-from env_core.faults import FaultRuntime
-from env_core.model import Action, FaultSpec, Observation, Scenario, ToolError, ToolSpec
+from env_core.faults import FaultRuntime, partial_arguments
+from env_core.model import Action, FaultKind, FaultSpec, Observation, Scenario, ToolError, ToolSpec
 from env_core.search import MAX_RESULTS, SEARCH_SPECS, SEARCH_TOOLS, Searcher, search_error
 from env_core.tools import ToolBox, ToolExecutionError, ToolOutput
 
@@ -48,7 +49,7 @@ class Environment:
         self.max_results = max_results
         self._meta = {spec.name: spec for spec in SEARCH_SPECS} if search is not None else {}
         self._state = None
-        self._fault_runtime = FaultRuntime(self.faults)
+        self._fault_runtime = FaultRuntime(self.faults, key=f"{scenario.id}\x00{seed}")
         self._disclosure = Disclosure(scenario.hidden_tools, scenario.disclosure)
         self._discovered: dict[str, None] = {}
         self.done = False
@@ -57,7 +58,7 @@ class Environment:
         if self._state is not None:
             self.toolbox.close_state(self._state)
         self._state = self.toolbox.new_state()
-        self._fault_runtime = FaultRuntime(self.faults)
+        self._fault_runtime = FaultRuntime(self.faults, key=f"{self.scenario.id}\x00{self.seed}")
         self._disclosure = Disclosure(self.scenario.hidden_tools, self.scenario.disclosure)
         self._discovered = {}
         self.done = False
@@ -135,19 +136,30 @@ class Environment:
             )
         else:
             spec = self._spec(call.name)
-            message = self.toolbox.argument_error(spec, call.arguments)
+            arguments, error, fault = self._fault_runtime.drift_arguments(call.name, spec, call.arguments)
+            message = None if error is not None else self.toolbox.argument_error(spec, arguments)
             if message is not None:
                 error = ToolError(type="invalid_arguments", message=message)
-            else:
+            elif error is None:
+                # at most one fault per call: a drifted argument already is this call's fault
+                silent = (
+                    None
+                    if fault is not None or call.name in self._meta
+                    else self._fault_runtime.result_fault(call.name)
+                )
                 try:
                     if call.name in self._meta:
-                        result = self._search(call.name, call.arguments)
+                        result = self._search(call.name, arguments)
+                    elif silent is not None and silent[1].kind == FaultKind.silent_noop:
+                        result = self._silent_write(spec, arguments, silent[1])
                     else:
-                        result = self.toolbox.execute(self._state, spec, call.arguments)
+                        result = self.toolbox.execute(self._state, spec, arguments)
                 except ToolExecutionError as exc:
                     error = ToolError(type=exc.error_type, message=str(exc))
                 if isinstance(result, ToolOutput):
                     result, notes = result.value, result.notes
+                if error is None and silent is not None:
+                    result, fault = self._fault_runtime.alter(silent[0], silent[1], call.name, result)
         disclosed = self._disclosure.after_call(call.name, failed=error is not None)
         return Observation(
             call_id=call.id,
@@ -160,6 +172,22 @@ class Environment:
             disclosed=disclosed,
             notes=notes,
         )
+
+    def _silent_write(self, spec: ToolSpec, arguments: dict[str, Any], fault: FaultSpec) -> Any:
+        """A ``silent_noop`` call: run on a throwaway copy of the state, so the agent reads a genuine success while
+        the episode's state keeps none of it; with ``apply: partial`` the first half of each list argument is
+        written for real (a partial write reported as whole)."""
+        scratch = self.toolbox.fork_state(self._state)
+        try:
+            result = self.toolbox.execute(scratch, spec, arguments)
+        finally:
+            self.toolbox.close_state(scratch)
+        part = partial_arguments(arguments) if fault.params.get("apply") == "partial" else None
+        if part is not None:
+            # the agent was told the whole write succeeded; what landed is what it must find out
+            with contextlib.suppress(ToolExecutionError):
+                self.toolbox.execute(self._state, spec, part)
+        return result
 
     def first_tried_tools(self) -> set[str]:
         """Tools a permanent ``first_tried`` fault disabled in this episode (for judging whether giving up was

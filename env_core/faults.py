@@ -8,7 +8,13 @@ symbolic (``@solution``, ``@primary``); ``resolve_faults`` turns them into tool 
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import random
+import re
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from pydantic import Field
 
@@ -22,6 +28,7 @@ from env_core.model import (
     Scenario,
     Strict,
     ToolError,
+    ToolSpec,
 )
 
 
@@ -124,27 +131,41 @@ def posed(scenario: Scenario, setting: Setting) -> Scenario:
 def expects_give_up(scenario: Scenario, faults: list[FaultSpec], first_tried: Iterable[str] | None = None) -> bool:
     """True when the fault plan leaves no gold plan that can work, so giving up is the right behaviour.
 
-    Only permanent faults block a plan. A ``first_tried`` fault blocks the tool the agent happened to call first:
-    pass the tools it actually disabled (``Environment.first_tried_tools()``) once the episode has run. Without
-    them the answer is the worst case: giving up is right if some first choice leaves no plan, i.e. one target tool
-    lies in every surviving plan. A scenario without gold plans is judged on its answer alone (False).
+    Only permanent loud faults block a plan: ``unavailable`` and ``removed`` block their tools, and a ``cascade``
+    blocks every plan that calls both its upstream tool and one of its targets while the upstream carries a fault of
+    its own (that fault fires on the plan's call, and the dependent then fails). Silent faults (stale, silent_noop,
+    corrupted, schema_drift, ambiguous) never block a plan: the agent can verify, repair or retry, so giving up is
+    wrong there. A ``first_tried`` fault blocks the tool the agent happened to call first: pass the tools it actually
+    disabled (``Environment.first_tried_tools()``) once the episode has run. Without them the answer is the worst
+    case: giving up is right if some first choice leaves no plan, i.e. one target tool lies in every surviving plan.
+    A scenario without gold plans is judged on its answer alone (False).
     """
     plans = [{c.tool for c in plan} for plan in scenario.gold.plans]
     if not plans:
         return False
     dead: set[str] = set()
     targets: set[str] = set()
+    faulted: set[str] = set()  # tools with a fault that fires on their first call, whatever its persistence
+    cascades: list[tuple[str, set[str]]] = []
     for f in faults:
+        if f.kind not in (FaultKind.first_tried, FaultKind.cascade):
+            faulted.update(f.targets)
         if f.persistence.mode != "permanent":
             continue
         if f.kind in (FaultKind.unavailable, FaultKind.removed):
             dead.update(f.targets)
         elif f.kind == FaultKind.first_tried:
             targets.update(f.targets)
+        elif f.kind == FaultKind.cascade:
+            cascades.append((f.params["on"], set(f.targets)))
+
+    def blocked(plan: set[str]) -> bool:
+        return bool(plan & dead) or any(on in plan and on in faulted and plan & hit for on, hit in cascades)
+
     if first_tried is not None:
         dead.update(t for t in first_tried if t in targets)
-        return not any(not p & dead for p in plans)
-    alive = [p for p in plans if not p & dead]
+        return all(blocked(p) for p in plans)
+    alive = [p for p in plans if not blocked(p)]
     return not alive or any(all(t in p for p in alive) for t in targets)
 
 
@@ -156,20 +177,54 @@ _TRANSIENT_MESSAGES = {
         "503 Service Unavailable: {tool} is temporarily down. Please retry.",
     ),
 }
+_UNAVAILABLE_MESSAGES = {
+    **_TRANSIENT_MESSAGES,
+    "auth": ("auth", "401 Unauthorized: the access token for {tool} has expired or was rejected."),
+    "unavailable": ("unavailable", "{tool} is currently unavailable. Please try a different function."),
+    "forbidden": ("auth", "403 Forbidden: this account is not authorized to call {tool}."),
+}
 
 
-def unavailable_error(tool: str) -> ToolError:
-    return ToolError(type="unavailable", message=f"{tool} is currently unavailable. Please try a different function.")
+def unavailable_error(tool: str, error: str = "unavailable") -> ToolError:
+    error_type, template = _UNAVAILABLE_MESSAGES[error]
+    return ToolError(type=error_type, message=template.format(tool=tool))
+
+
+# The fault layer's clock: stale timestamps count back from it. A fixed instant, not the wall clock, so that an
+# episode replays to the same trace; a family with a simulated clock passes its own ``now``.
+REFERENCE_NOW = datetime(2026, 3, 20, 6, 0, tzinfo=UTC)
+STALE_AGE_DAYS = 4
+AMBIGUOUS_COUNT = 2
+# Kinds that let the tool run and then act on its result (schema_drift in its response modes only).
+_RESULT_KINDS = (
+    FaultKind.stale,
+    FaultKind.silent_noop,
+    FaultKind.corrupted,
+    FaultKind.schema_drift,
+    FaultKind.ambiguous,
+)
 
 
 class FaultRuntime:
-    """One episode's faults as they fire. Pure given the sequence of calls: no clocks, no randomness."""
+    """One episode's faults as they fire. Pure given the sequence of calls and ``key``: no clocks, and every random
+    choice (which value a corruption alters, where a phantom record goes) is seeded by (``key``, fault, tool, call
+    number), where ``key`` names the scenario and the seed.
 
-    def __init__(self, faults: list[FaultSpec]):
+    Each call gets at most one fault: the first in plan order that applies. Loud faults fire in ``intercept`` before
+    the tool runs; argument drift in ``drift_arguments`` before the arguments are checked; silent faults after the
+    tool ran (``result_fault`` picks one, ``alter`` applies it). Every kind honours persistence: a temporary fault
+    fires on its first ``after`` firings per tool, then the tool behaves normally.
+    """
+
+    def __init__(self, faults: list[FaultSpec], key: str = "", now: datetime = REFERENCE_NOW):
         self.faults = faults
+        self.key = key
+        self.now = now
         self._fired_on: dict[tuple[int, str], int] = {}  # (fault index, tool) -> times fired
         self._first_tried: dict[int, str] = {}  # first_tried fault index -> the tool it disabled
-        # FaultSpec has checked every parameter (model.FAULT_PARAMS); _TRANSIENT_MESSAGES words each allowed error
+        self._faulted: set[str] = set()  # tools on which some fault fired: what a cascade waits for
+        self._calls = 0  # calls that reached a tool, numbering the per-call random choices
+        # FaultSpec has checked every parameter (model.FAULT_PARAMS); the message tables word each allowed error
 
     def removed_tools(self) -> set[str]:
         return {t for f in self.faults if f.kind == FaultKind.removed for t in f.targets}
@@ -182,15 +237,21 @@ class FaultRuntime:
 
     def _fire(self, index: int, spec: FaultSpec, tool: str, detail: str = "") -> FiredFault:
         self._fired_on[(index, tool)] = self._fired_on.get((index, tool), 0) + 1
+        self._faulted.add(tool)
         return FiredFault(kind=spec.kind, index=index, detail=detail)
 
+    def _rng(self, index: int, tool: str) -> random.Random:
+        digest = hashlib.sha256(f"{self.key}\x00{index}\x00{tool}\x00{self._calls}".encode()).digest()
+        return random.Random(int.from_bytes(digest[:8], "big"))
+
     def intercept(self, tool: str) -> tuple[ToolError, FiredFault] | None:
-        """Called before a visible tool runs: the error and fault record if a fault fires, else None."""
+        """Called before a visible tool runs: the error and fault record if a loud fault fires, else None."""
+        self._calls += 1
         for index, spec in enumerate(self.faults):
             if tool not in spec.targets:
                 continue
             if spec.kind == FaultKind.unavailable and self._lasts(index, spec, tool):
-                return unavailable_error(tool), self._fire(index, spec, tool)
+                return unavailable_error(tool, spec.params.get("error", "unavailable")), self._fire(index, spec, tool)
             if spec.kind == FaultKind.first_tried:
                 chosen = self._first_tried.setdefault(index, tool)
                 if chosen == tool and self._lasts(index, spec, tool):
@@ -199,7 +260,73 @@ class FaultRuntime:
                 error_type, template = _TRANSIENT_MESSAGES[spec.params.get("error", "service_unavailable")]
                 error = ToolError(type=error_type, message=template.format(tool=tool), retryable=True)
                 return error, self._fire(index, spec, tool)
+            upstream = spec.params.get("on")
+            if spec.kind == FaultKind.cascade and upstream in self._faulted and self._lasts(index, spec, tool):
+                error = ToolError(
+                    type="dependency_failed",
+                    message=f"502 Bad Gateway: {tool} could not complete the request because a service it depends "
+                    f"on ({upstream}) is failing.",
+                    retryable=spec.persistence.mode == "temporary",
+                )
+                return error, self._fire(index, spec, tool, detail=f"upstream {upstream} faulted")
         return None
+
+    def drift_arguments(
+        self, tool: str, spec: ToolSpec, arguments: dict[str, Any]
+    ) -> tuple[dict[str, Any], ToolError | None, FiredFault | None]:
+        """Argument drift (``schema_drift`` with mode ``arguments``): the tool now expects ``field`` (by default its
+        first required argument) under the name ``to``. A call with the old name fails with a message naming the
+        new one; a call with the new name runs, mapped back. The tool's listed schema stays as documented: that
+        mismatch is the fault. Returns the arguments to run with, an error, and the fault record."""
+        for index, f in enumerate(self.faults):
+            if f.kind != FaultKind.schema_drift or f.params.get("mode") != "arguments" or tool not in f.targets:
+                continue
+            old = f.params.get("field") or _first_argument(spec)
+            if old is None or not self._lasts(index, f, tool):
+                continue  # a tool without arguments has none to drift
+            new = f.params.get("to") or drifted_name(old)
+            if old in arguments:
+                error = ToolError(
+                    type="invalid_arguments",
+                    message=f"Invalid arguments for {tool}: parameter '{old}' is not accepted by this API version; "
+                    f"it was renamed to '{new}'.",
+                )
+                return arguments, error, self._fire(index, f, tool, detail=f"argument {old} renamed to {new}")
+            if new in arguments:
+                mapped = {(old if k == new else k): v for k, v in arguments.items()}
+                return mapped, None, self._fire(index, f, tool, detail=f"argument {old} renamed to {new}")
+        return arguments, None, None
+
+    def result_fault(self, tool: str) -> tuple[int, FaultSpec] | None:
+        """The silent fault that acts on this call's result if the tool succeeds (first in plan order), else None.
+        A ``silent_noop`` one tells the caller to run the call on a throwaway copy of the state."""
+        for index, f in enumerate(self.faults):
+            if tool not in f.targets or f.kind not in _RESULT_KINDS or not self._lasts(index, f, tool):
+                continue
+            if f.kind == FaultKind.schema_drift and f.params.get("mode") == "arguments":
+                continue
+            return index, f
+        return None
+
+    def alter(self, index: int, spec: FaultSpec, tool: str, result: Any) -> tuple[Any, FiredFault]:
+        """Apply a silent fault to a successful result: the result the agent sees, and the fault record."""
+        rng = self._rng(index, tool)
+        value = copy.deepcopy(result)
+        if spec.kind == FaultKind.stale:
+            value, detail = _stale(value, self.now, spec.params.get("age_days", STALE_AGE_DAYS))
+        elif spec.kind == FaultKind.silent_noop:
+            # the write ran on a throwaway copy (Environment); "ok" hides even its echo behind a bare success
+            returns, applied = spec.params.get("returns", "result"), spec.params.get("apply", "none")
+            if returns == "ok":
+                value = {"status": "success"}
+            detail = f"write not applied to the episode state (apply: {applied}, returns: {returns})"
+        elif spec.kind == FaultKind.corrupted:
+            value, detail = _corrupt(value, spec.params.get("mode", "decimal_shift"), rng)
+        elif spec.kind == FaultKind.schema_drift:
+            value, detail = _drift_response(value, spec.params.get("mode", "rename"), spec.params, rng)
+        else:
+            value, detail = _ambiguous(value, spec.params.get("count", AMBIGUOUS_COUNT), rng)
+        return value, self._fire(index, spec, tool, detail=detail)
 
     def removed_call(self, tool: str) -> FiredFault | None:
         """The fault record when the agent calls a tool that a ``removed`` fault took away."""
@@ -211,3 +338,208 @@ class FaultRuntime:
     def first_tried_tools(self) -> set[str]:
         """The tools that permanent ``first_tried`` faults disabled in this episode so far."""
         return {tool for i, tool in self._first_tried.items() if self.faults[i].persistence.mode == "permanent"}
+
+
+def partial_arguments(arguments: dict[str, Any]) -> dict[str, Any] | None:
+    """A partial write (``silent_noop`` with ``apply: partial``): the call with every list argument cut to its first
+    half, so only part of a batch lands. None when the call has no list argument (then nothing is applied)."""
+    if not any(isinstance(v, list) and v for v in arguments.values()):
+        return None
+    return {k: v[: len(v) // 2] if isinstance(v, list) else v for k, v in arguments.items()}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# How silent faults alter a result. Results are JSON values: usually a list of records (a family's rows) or one
+# record. Each helper returns the altered value and a detail for the trace; the caller passes a private copy.
+
+
+def _first_argument(spec: ToolSpec) -> str | None:
+    required = spec.parameters.get("required") or []
+    if required:
+        return str(required[0])
+    properties = spec.parameters.get("properties") or {}
+    return next(iter(properties), None)
+
+
+def drifted_name(name: str) -> str:
+    """The name a field or argument drifts to: camelCase of its words (``Singer_ID`` -> ``singerId``), or with a
+    ``Value`` suffix when that changes nothing (``capital`` -> ``capitalValue``)."""
+    words = [w for w in re.split(r"[^0-9A-Za-z]+", name) if w]
+    camel = words[0].lower() + "".join(w.capitalize() for w in words[1:]) if words else name
+    return camel if camel != name else f"{name}Value"
+
+
+def _records(value: Any) -> list[dict[str, Any]]:
+    """The records a result holds: a list's dict items, or the result itself when it is one record."""
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return [r for r in value if isinstance(r, dict)]
+    return []
+
+
+def _record_list(value: Any) -> list[Any] | None:
+    """The list of records a result is, or the first such list a record holds (``{"items": [...]}``)."""
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        return next((v for v in value.values() if isinstance(v, list) and v and isinstance(v[0], dict)), None)
+    return None
+
+
+def _numbers(value: Any) -> list[tuple[dict[str, Any], str]]:
+    """(record, key) of every number (not a bool) in the result's records."""
+    return [
+        (r, k) for r in _records(value) for k, v in r.items() if isinstance(v, int | float) and not isinstance(v, bool)
+    ]
+
+
+def _stale(value: Any, now: datetime, age_days: int) -> tuple[Any, str]:
+    """Staleness signals, as the paper's weather card shows them: an old ``generated_at`` and a ``_stale_warning``.
+    A record gets the two fields; a list of records gets them on every record (so the list and each record's own
+    keys stay as the tool returns them); anything else is wrapped as ``{"data": value, ...}``."""
+    generated = (now - timedelta(days=age_days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    signals = {"generated_at": generated, "_stale_warning": f"Data generated {age_days} days ago."}
+    if isinstance(value, dict):
+        return {**value, **signals}, f"generated_at {generated}"
+    if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+        return [{**r, **signals} for r in value], f"generated_at {generated} on {len(value)} records"
+    return {"data": value, **signals}, f"generated_at {generated} (wrapped)"
+
+
+_YEAR_IN_TEXT = re.compile(r"\b([12]\d{3})(-\d{2}-\d{2})")
+_YEAR_TEXT = re.compile(r"[12]\d{3}")
+_TOTAL_KEY = re.compile(r"total|sum|count|amount|avg|average|balance", re.IGNORECASE)
+_PHANTOM_TEXT = ("Northwind Ltd", "Orla Brandt", "ZXQ", "Vela Systems", "Harbin Quay", "Mistral Row")
+
+
+def _duplicate(value: Any, rng: random.Random) -> tuple[Any, str] | None:
+    rows = _record_list(value)
+    if not rows:
+        return None
+    i = rng.randrange(len(rows))
+    rows.insert(i + 1, copy.deepcopy(rows[i]))
+    return value, f"duplicate: record {i} repeated"
+
+
+def _phantom(value: Any, rng: random.Random) -> tuple[Any, str] | None:
+    rows = _record_list(value)
+    if not rows or not isinstance(rows[0], dict):
+        return None
+    ghost = copy.deepcopy(rng.choice([r for r in rows if isinstance(r, dict)]))
+    for k, v in ghost.items():
+        if isinstance(v, str):
+            ghost[k] = rng.choice(_PHANTOM_TEXT)
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            ghost[k] = v + rng.randint(7, 97)
+    at = rng.randrange(len(rows) + 1)
+    rows.insert(at, ghost)
+    return value, f"phantom: record inserted at {at}"
+
+
+def _corrupt(value: Any, mode: str, rng: random.Random) -> tuple[Any, str]:
+    """Wrong values, chosen by ``rng``: ``decimal_shift`` (one number x10 or /10), ``wrong_year`` (one date's or
+    year field's year off by one), ``duplicate`` (a record repeated), ``phantom`` (a made-up record inserted),
+    ``bad_total`` (a total, count or sum that no longer adds up; any number if none is named so). A mode that finds
+    nothing to alter falls back to a duplicated record, else the result goes through unchanged (said in the
+    detail)."""
+    numbers = _numbers(value)
+    if mode == "decimal_shift" and numbers:
+        record, key = rng.choice(numbers)
+        old = record[key]
+        record[key] = old * 10 if rng.random() < 0.5 or old == 0 else old / 10
+        return value, f"decimal_shift: {key} {old} -> {record[key]}"
+    if mode == "wrong_year":
+        places = [(r, k) for r, k in numbers if "year" in k.lower() and 1000 <= r[k] <= 2999]
+        places += [
+            (r, k)
+            for r in _records(value)
+            for k, v in r.items()
+            if isinstance(v, str) and (_YEAR_IN_TEXT.search(v) or ("year" in k.lower() and _YEAR_TEXT.fullmatch(v)))
+        ]
+        if places:
+            record, key = rng.choice(places)
+            old, step = record[key], rng.choice((-1, 1))
+            if isinstance(old, str) and _YEAR_TEXT.fullmatch(old):
+                record[key] = str(int(old) + step)
+            elif isinstance(old, str):
+                record[key] = _YEAR_IN_TEXT.sub(lambda m: f"{int(m.group(1)) + step}{m.group(2)}", old, count=1)
+            else:
+                record[key] = old + step
+            return value, f"wrong_year: {key} {old} -> {record[key]}"
+    if mode == "bad_total" and numbers:
+        named = [(r, k) for r, k in numbers if _TOTAL_KEY.search(k)]
+        record, key = rng.choice(named) if named else numbers[-1]
+        old = record[key]
+        off = max(1, round(abs(old) * rng.uniform(0.05, 0.3)))
+        record[key] = old + off if isinstance(old, int) else round(old + off, 2)
+        return value, f"bad_total: {key} {old} -> {record[key]}"
+    if mode == "phantom" and (done := _phantom(value, rng)) is not None:
+        return done
+    if (done := _duplicate(value, rng)) is not None:
+        return done[0], done[1] if mode == "duplicate" else f"{mode} found nothing to alter; {done[1]}"
+    return value, f"{mode}: nothing in the result to alter"
+
+
+def _drift_response(value: Any, mode: str, params: dict[str, Any], rng: random.Random) -> tuple[Any, str]:
+    """Response drift: ``rename`` renames ``field`` to ``to`` (by default every field of every record, each to
+    ``drifted_name``); ``retype`` changes ``field``'s type (by default every field's): numbers become strings,
+    strings one-element lists, booleans the strings "true"/"false"."""
+    field = params.get("field")
+    changed: set[str] = set()
+    for record in _records(value):
+        keys = [field] if field is not None else list(record)
+        for key in keys:
+            if key not in record:
+                continue
+            if mode == "rename":
+                new = params.get("to") or drifted_name(key)
+                record[new] = record.pop(key)
+            else:
+                old = record[key]
+                if isinstance(old, bool):
+                    record[key] = "true" if old else "false"
+                elif isinstance(old, int | float):
+                    record[key] = str(old)
+                elif isinstance(old, str):
+                    record[key] = [old]
+            changed.add(key)
+    what = ", ".join(sorted(changed)) or "no field (not in the result)"
+    return value, f"{mode}: {what}"
+
+
+_ID_KEY = re.compile(r"(^|_)(id|ID|Id)$|[a-z]Id$")
+_QUALIFIERS = (" (2)", " II", " North", " Annex", " Jr.", " (old)", " - copy", " East")
+
+
+def _near_duplicate(record: dict[str, Any], qualifier: str, k: int) -> dict[str, Any]:
+    twin = copy.deepcopy(record)
+    texts = [key for key, v in twin.items() if isinstance(v, str)]
+    for key, v in twin.items():
+        if isinstance(v, str):
+            twin[key] = v + qualifier
+        # ids must differ between candidates; with no text to tell them apart, every number does
+        elif isinstance(v, int | float) and not isinstance(v, bool) and (_ID_KEY.search(key) or not texts):
+            twin[key] = v + (1000 if texts else 1) * (k + 1)
+    return twin
+
+
+def _ambiguous(value: Any, count: int, rng: random.Random) -> tuple[Any, str]:
+    """Several candidates where one was expected: every record comes with ``count`` near-duplicates (text with a
+    qualifier, other ids), in an order ``rng`` shuffles, so that taking the first match is a guess. A single record
+    becomes ``{"candidates": [...]}``; a bare value a list of variants."""
+
+    def group(record: dict[str, Any]) -> list[dict[str, Any]]:
+        qualifiers = rng.sample(_QUALIFIERS, count) if count <= len(_QUALIFIERS) else list(_QUALIFIERS)
+        members = [record] + [_near_duplicate(record, q, k) for k, q in enumerate(qualifiers)]
+        rng.shuffle(members)
+        return members
+
+    if isinstance(value, dict):
+        return {"candidates": group(value)}, f"{count} near-duplicates of the record"
+    if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+        out = [member for record in value for member in group(record)]
+        return out, f"{count} near-duplicates of each of {len(value)} records"
+    if isinstance(value, str):
+        return [value, *(value + q for q in rng.sample(_QUALIFIERS, min(count, len(_QUALIFIERS))))], "variants"
+    return value, "nothing in the result to duplicate"

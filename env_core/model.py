@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -72,20 +72,23 @@ class ToolSpec(Strict):
 
 
 class FaultKind(StrEnum):
+    """The runtime faults of the shared fault layer (env_core.faults runs them; the wording follows Failing Tools).
+
+    Loud kinds fail the call: ``unavailable``, ``first_tried``, ``removed``, ``transient``, ``cascade`` and the
+    ``arguments`` mode of ``schema_drift``. Silent kinds return a success that must not be trusted: ``stale``,
+    ``silent_noop``, ``corrupted``, ``ambiguous`` and the response modes of ``schema_drift``.
+    """
+
     unavailable = "unavailable"
     first_tried = "first_tried"
     removed = "removed"
     transient = "transient"
-    # The kinds below are part of the shared fault model; their behaviour arrives with the families that need them.
     stale = "stale"
     silent_noop = "silent_noop"
     corrupted = "corrupted"
     schema_drift = "schema_drift"
     ambiguous = "ambiguous"
     cascade = "cascade"
-
-
-IMPLEMENTED_FAULTS = frozenset({FaultKind.unavailable, FaultKind.first_tried, FaultKind.removed, FaultKind.transient})
 
 
 class Persistence(Strict):
@@ -108,17 +111,70 @@ TARGET_SOLUTION = "@solution"  # every tool used by any gold plan
 TARGET_PRIMARY = "@primary"  # the tools of the first gold plan
 SYMBOLIC_TARGETS = (TARGET_SOLUTION, TARGET_PRIMARY)
 
-# The errors a transient fault can return (env_core.faults words each one)
+# The errors a transient fault can return (env_core.faults words each one).
 TRANSIENT_ERRORS = ("service_unavailable", "rate_limit", "timeout")
-# The parameters each fault kind takes: name -> the values it allows. A kind not listed takes none.
-FAULT_PARAMS: dict[FaultKind, dict[str, tuple[str, ...]]] = {FaultKind.transient: {"error": TRANSIENT_ERRORS}}
+# An unavailable tool says so plainly by default, or fails the way a real service does, auth included (``auth``: a
+# 401, an expired token; ``forbidden``: a 403). With temporary persistence it is a transient denial of that kind.
+UNAVAILABLE_ERRORS = ("unavailable", *TRANSIENT_ERRORS, "auth", "forbidden")
+CORRUPTION_MODES = ("decimal_shift", "wrong_year", "duplicate", "phantom", "bad_total")
+DRIFT_MODES = ("rename", "retype", "arguments")
+
+
+class ParamRule(NamedTuple):
+    """What one fault parameter takes: one of ``choices``, or else a value of ``type`` (an int within
+    ``bounds``); ``required`` parameters have no default."""
+
+    choices: tuple[str, ...] = ()
+    type: type = str
+    bounds: tuple[int, int] = (1, 1000)
+    required: bool = False
+
+
+# The parameters each fault kind takes: name -> rule. A kind not listed takes none. Defaults live in env_core.faults.
+FAULT_PARAMS: dict[FaultKind, dict[str, ParamRule]] = {
+    FaultKind.unavailable: {"error": ParamRule(UNAVAILABLE_ERRORS)},
+    FaultKind.transient: {"error": ParamRule(TRANSIENT_ERRORS)},
+    FaultKind.stale: {"age_days": ParamRule(type=int, bounds=(1, 3650))},
+    FaultKind.silent_noop: {"returns": ParamRule(("result", "ok")), "apply": ParamRule(("none", "partial"))},
+    FaultKind.corrupted: {"mode": ParamRule(CORRUPTION_MODES)},
+    FaultKind.schema_drift: {
+        "mode": ParamRule(DRIFT_MODES),
+        "field": ParamRule(),  # the response field (rename / retype) or the argument (arguments) that drifts
+        "to": ParamRule(),  # its new name
+    },
+    FaultKind.ambiguous: {"count": ParamRule(type=int, bounds=(1, 20))},
+    FaultKind.cascade: {"on": ParamRule(required=True)},
+}
+
+
+def _check_param(kind: FaultKind, name: str, value: Any) -> None:
+    """Raise a readable error, with a did-you-mean hint, for a parameter ``kind`` does not take or a bad value."""
+    allowed = FAULT_PARAMS.get(kind, {})
+    if name not in allowed:
+        takes = f"it takes: {', '.join(allowed)}" if allowed else "it takes none"
+        close = difflib.get_close_matches(name, list(allowed), n=1)
+        hint = f"did you mean '{close[0]}'?" if close else takes
+        raise ValueError(f"params.{name}: unknown parameter of a '{kind.value}' fault; {hint}")
+    rule = allowed[name]
+    if rule.choices:
+        if value not in rule.choices:
+            close = difflib.get_close_matches(str(value), list(rule.choices), n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"expected one of: {', '.join(rule.choices)}"
+            raise ValueError(f"params.{name}: unknown value {value!r}; {hint}")
+    elif rule.type is int:
+        low, high = rule.bounds
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"params.{name}: expected an integer from {low} to {high}, got {value!r}")
+    elif not isinstance(value, str) or not value:
+        raise ValueError(f"params.{name}: expected a non-empty name, got {value!r}")
 
 
 class FaultSpec(Strict):
     """A fault wrapped around one or more tools for one episode.
 
     ``target`` is a tool name, a list of tool names, or a symbolic target (``@solution``, ``@primary``) that is
-    resolved against the scenario's gold plans when the setting is applied.
+    resolved against the scenario's gold plans when the setting is applied. ``params`` tune the kind (see
+    ``FAULT_PARAMS``); a ``cascade`` names in ``on`` the upstream tool whose fault makes the targets fail.
     """
 
     kind: FaultKind
@@ -128,26 +184,15 @@ class FaultSpec(Strict):
 
     @model_validator(mode="after")
     def _supported(self) -> FaultSpec:
-        if self.kind not in IMPLEMENTED_FAULTS:
-            raise ValueError(
-                f"fault kind '{self.kind.value}' is not implemented yet; "
-                f"available: {', '.join(sorted(k.value for k in IMPLEMENTED_FAULTS))}"
-            )
         if self.kind == FaultKind.removed and self.persistence.mode != "permanent":
             raise ValueError("a 'removed' tool is absent for the whole episode; use persistence 'permanent'")
         if self.kind == FaultKind.transient and self.persistence.mode != "temporary":
             raise ValueError("a 'transient' fault heals by definition; give persistence mode 'temporary' with 'after'")
-        allowed = FAULT_PARAMS.get(self.kind, {})
         for name, value in self.params.items():
-            if name not in allowed:
-                takes = f"it takes: {', '.join(allowed)}" if allowed else "it takes none"
-                close = difflib.get_close_matches(name, list(allowed), n=1)
-                hint = f"did you mean '{close[0]}'?" if close else takes
-                raise ValueError(f"params.{name}: unknown parameter of a '{self.kind.value}' fault; {hint}")
-            if value not in allowed[name]:
-                close = difflib.get_close_matches(str(value), list(allowed[name]), n=1)
-                hint = f"did you mean '{close[0]}'?" if close else f"expected one of: {', '.join(allowed[name])}"
-                raise ValueError(f"params.{name}: unknown value {value!r}; {hint}")
+            _check_param(self.kind, name, value)
+        for name, rule in FAULT_PARAMS.get(self.kind, {}).items():
+            if rule.required and name not in self.params:
+                raise ValueError(f"params.{name}: a '{self.kind.value}' fault needs '{name}'")
         for target in self.targets:
             if target.startswith("@") and target not in SYMBOLIC_TARGETS:
                 close = difflib.get_close_matches(target, SYMBOLIC_TARGETS, n=1)
@@ -157,6 +202,14 @@ class FaultSpec(Strict):
                 raise ValueError("target: empty tool name")
         if not self.targets:
             raise ValueError("target: no tool named")
+        if self.kind == FaultKind.cascade and self.params["on"] in self.targets:
+            raise ValueError("params.on: a cascade's upstream tool cannot be one of its own targets")
+        if (
+            self.kind == FaultKind.schema_drift
+            and "to" in self.params
+            and self.params["to"] == self.params.get("field")
+        ):
+            raise ValueError("params.to: the drifted name must differ from the field's own name")
         return self
 
     @property
@@ -230,13 +283,22 @@ class Gold(Strict):
 class DisclosureRule(Strict):
     """Hidden tools that join the tool list once a trigger fires (staged disclosure).
 
-    Trigger: ``after_failure_of`` (a call to that tool returned an error) or ``after_calls`` (that many tool calls
-    were made in the episode). With neither, the tools are revealed after the first failed call of any tool.
+    Triggers: ``after_failure_of`` (a call to that tool returned an error), ``after_call_of`` (that tool was called,
+    whatever came back), or neither (a failed call of any tool). ``after_calls`` counts: alone, that many tool calls
+    of any kind were made in the episode; with a named tool, that many failures (or calls) of it, so "after three
+    attempts at the booking API" is ``after_call_of: book, after_calls: 3``.
     """
 
     tools: list[str]
     after_failure_of: str | None = None
+    after_call_of: str | None = None
     after_calls: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _one_named_trigger(self) -> DisclosureRule:
+        if self.after_failure_of is not None and self.after_call_of is not None:
+            raise ValueError("give after_failure_of or after_call_of, not both")
+        return self
 
 
 class Scenario(Versioned):

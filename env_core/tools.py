@@ -7,6 +7,7 @@ whose tools are parameterized SQL queries run on a private in-memory copy of the
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import sqlite3
@@ -129,6 +130,12 @@ class ToolBox(ABC):
     def close_state(self, state: Any) -> None:  # noqa: B027 - optional hook
         """Release per-episode resources."""
 
+    def fork_state(self, state: Any) -> Any:
+        """A throwaway copy of an episode's state: a ``silent_noop`` fault runs the call on it, so the agent sees
+        a genuine-looking success while the episode's own state stays unchanged. A deep copy by default; a tool
+        box whose state holds handles (connections, files) overrides this."""
+        return copy.deepcopy(state)
+
     def argument_error(self, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         """A readable message if ``arguments`` hold a value no tool can take (see ``value_problem``) or do not
         satisfy the tool's schema, else None."""
@@ -187,6 +194,15 @@ class EpisodeDatabases:
             self._copies[name] = copy
         return self._copies[name]
 
+    def fork(self) -> EpisodeDatabases:
+        """A private copy of the databases as they are now (the episode's writes included)."""
+        forked = EpisodeDatabases(self._sources)
+        for name, conn in self._copies.items():
+            copy_ = sqlite3.connect(":memory:", check_same_thread=False)
+            conn.backup(copy_)
+            forked._copies[name] = copy_
+        return forked
+
     def close(self) -> None:
         for conn in self._copies.values():
             conn.close()
@@ -218,6 +234,9 @@ class SqliteToolBox(ToolBox):
 
     def close_state(self, state: EpisodeDatabases) -> None:
         state.close()
+
+    def fork_state(self, state: EpisodeDatabases) -> EpisodeDatabases:
+        return state.fork()
 
     def execute(self, state: EpisodeDatabases, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
         return self.run_sql(state.connection(spec.binding.get("database", MAIN)), spec, arguments)

@@ -43,7 +43,10 @@ def run_cli(*args: str) -> tuple[int, str]:
             ["models[0]:", "weights folder not found: /no/such/model"],
         ),
         ({"settings": ["clean", "chaos"]}, ["settings[1]: unknown setting 'chaos'", "first_tried"]),
-        ({"settings": [{"name": "s", "faults": [{"kind": "stale", "target": "x"}]}]}, ["not implemented yet"]),
+        (
+            {"settings": [{"name": "s", "faults": [{"kind": "flaky", "target": "x"}]}]},
+            ["settings[0].faults[0].kind", "Input should be 'unavailable'", "'cascade'", "flaky"],
+        ),
         (
             {"suites": ["smokee"]},
             ["suites[0]: 'smokee' is neither a suite folder nor a family", "did you mean 'smoke'?"],

@@ -64,8 +64,8 @@ def transient(**params: Any) -> dict[str, Any]:
             id="param-name",
         ),
         pytest.param(
-            {"kind": "unavailable", "target": "@primary", "params": {"error": "timeout"}},
-            "settings[0].faults[0]: params.error: unknown parameter of a 'unavailable' fault; it takes none",
+            {"kind": "first_tried", "target": "@solution", "params": {"error": "timeout"}},
+            "settings[0].faults[0]: params.error: unknown parameter of a 'first_tried' fault; it takes none",
             id="param-of-a-kind-without-any",
         ),
         pytest.param(
@@ -99,6 +99,17 @@ def test_a_fault_on_a_tool_no_suite_has_is_refused_with_the_closest_tool(tmp_pat
     code, output = validate(path, "settings.1.faults.0.target=find_employee_ids")
     assert code == 0, output
     assert "settings: clean, down" in output
+
+
+def test_a_cascade_whose_upstream_tool_no_suite_has_is_refused_with_the_closest_tool(tmp_path: Path) -> None:
+    cascade = {"kind": "cascade", "target": "find_employee_ids", "params": {"on": "list_projects_by_dept_ids"}}
+    path = write_config(tmp_path, settings=[{"name": "chain", "faults": [cascade]}])
+    code, output = validate(path)
+    assert code == 2
+    assert output == (
+        f"error: {path}: settings[0].faults[0].params.on: unknown tool 'list_projects_by_dept_ids' in suite "
+        "'smoke'; did you mean 'list_projects_by_department_ids'?"
+    )
 
 
 def test_a_vllm_model_without_vllm_installed_is_refused_at_plan_time(tmp_path: Path) -> None:

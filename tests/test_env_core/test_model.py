@@ -11,7 +11,6 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from env_core.model import (
-    IMPLEMENTED_FAULTS,
     SCHEMA_VERSION,
     Action,
     ArgRef,
@@ -330,13 +329,11 @@ def test_results_with_newer_schema_version_are_refused(make: Callable[[], BaseMo
 # FaultSpec and Persistence
 
 
-@pytest.mark.parametrize("kind", sorted(k.value for k in set(FaultKind) - IMPLEMENTED_FAULTS))
-def test_unimplemented_fault_kind_is_refused_listing_available_kinds(kind: str) -> None:
+def test_an_unknown_fault_kind_is_refused_listing_every_kind() -> None:
     with pytest.raises(ValidationError) as excinfo:
-        FaultSpec(kind=kind, target="t")
+        FaultSpec(kind="flaky", target="t")
     message = str(excinfo.value)
-    assert f"fault kind '{kind}' is not implemented yet" in message
-    assert "available: first_tried, removed, transient, unavailable" in message
+    assert all(f"'{kind.value}'" in message for kind in FaultKind)
 
 
 @pytest.mark.parametrize(

@@ -94,9 +94,8 @@ def test_skip_invalid_returns_valid_scenarios_and_lists_the_skipped(
             lambda d: d["gold"]["plans"][0][0].pop("tool"), "gold.plans[0][0].tool: Field required", id="nested"
         ),
         pytest.param(
-            lambda d: d["faults"].append({"kind": "stale", "target": "x"}),
-            "faults[0]: fault kind 'stale' is not implemented yet; available: first_tried, removed, transient,"
-            " unavailable",
+            lambda d: d["faults"].append({"kind": "cascade", "target": "x"}),
+            "faults[0]: params.on: a 'cascade' fault needs 'on'",
             id="fault-kind",
         ),
         pytest.param(
