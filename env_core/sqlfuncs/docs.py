@@ -392,9 +392,7 @@ class _Words:
             if isinstance(inner, exp.In):
                 return self.membership(inner, negated=True)
             if isinstance(inner, exp.Like | exp.ILike):
-                pattern = self.value(inner.expression)
-                pattern = "the given pattern" if pattern == "the given value" else f"the pattern {pattern}"
-                return f"{self.value(inner.this)} does not match {pattern} (% stands for any text)"
+                return f"{self.value(inner.this)} does not match {self.pattern(inner)} (% stands for any text)"
             if isinstance(inner, exp.Is):
                 return f"{self.value(inner.this)} has a value"
             if isinstance(inner, exp.Exists):
@@ -404,9 +402,7 @@ class _Words:
             if isinstance(node, kind):
                 return f"{self.value(node.this)} {word} {self.value(node.expression)}"
         if isinstance(node, exp.Like | exp.ILike):
-            pattern = self.value(node.expression)
-            pattern = "the given pattern" if pattern == "the given value" else f"the pattern {pattern}"
-            return f"{self.value(node.this)} matches {pattern} (% stands for any text)"
+            return f"{self.value(node.this)} matches {self.pattern(node)} (% stands for any text)"
         if isinstance(node, exp.Between):
             low, high = self.value(node.args["low"]), self.value(node.args["high"])
             return f"{self.value(node.this)} is between {low} and {high}"
@@ -417,6 +413,11 @@ class _Words:
         if isinstance(node, exp.Exists):
             return f"there is at least one of {self.query(node.this)}"
         return f"{self.value(node)} holds"
+
+    def pattern(self, node: exp.Like | exp.ILike) -> str:
+        """A LIKE condition's pattern in words: an argument, or the literal pattern."""
+        value = self.value(node.expression)
+        return "the given pattern" if value == "the given value" else f"the pattern {value}"
 
     def membership(self, node: exp.In, negated: bool) -> str:
         subject = self.value(node.this)
