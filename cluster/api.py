@@ -687,7 +687,7 @@ def publish(run_store: RunStore, tracker: Tracker | None, hooks: Hooks | None = 
     if not complete:
         # the run's own location works from any folder and whatever the store was called
         hooks.warning(
-            f"not everything was uploaded: run `undertow sync {run_store.location}` when the services are back"
+            f"not everything was uploaded: run `undertow sync {run_store.location}` when S3 and MLflow are back"
         )
     return PublishReport(
         complete=complete,
@@ -1259,6 +1259,48 @@ def build(
 
     report = document_folder(out, documenter_of(config), config.docs_model, stage=hooks.stage)
     return BuildOutcome(chosen.name, out, tables, report)
+
+
+# Scenario metadata that `undertow suites show` counts by, when a family's scenarios carry it
+OVERVIEW_FIELDS = ("domain", "category", "service", "shape", "fault_kind", "persistence", "split")
+
+
+@dataclass(frozen=True)
+class SuiteOverview:
+    label: str
+    family: str
+    tools: int
+    scenarios: int
+    counts: dict[str, dict[str, int]]  # metadata field -> value -> scenarios
+    faults: dict[str, dict[str, int]]  # fault kind -> persistence -> scenarios (when both fields are there)
+
+
+def suite_overview(suite: str, fields: Sequence[str] | None = None, *, hooks: Hooks | None = None) -> SuiteOverview:
+    """What a suite holds: its tools and scenarios, counted by the metadata its family gives them (domain,
+    category, fault kind, persistence, ...). The suite is built first when it is not cached yet."""
+    hooks = hooks or Hooks()
+    try:
+        ref = suite_ref(suite_reference(suite, fields), base=Path.cwd())
+    except ValidationError as exc:
+        raise ConfigError("; ".join(validation_problems(exc)), field="SUITE") from None
+    hooks.stage(f"loading {ref.label} (built on first use)")
+    from workers.docgen import document_suite
+
+    loaded = load_ref(ref, document_suite)
+    counts: dict[str, dict[str, int]] = {}
+    for name in OVERVIEW_FIELDS:
+        values = [str(s.metadata[name]) for s in loaded.scenarios if name in s.metadata]
+        if values:
+            counts[name] = dict(sorted(Counter(values).items()))
+    faults: dict[str, dict[str, int]] = {}
+    for scenario in loaded.scenarios:
+        kind, persistence = scenario.metadata.get("fault_kind"), scenario.metadata.get("persistence")
+        if kind is not None and persistence is not None:
+            row = faults.setdefault(str(kind), {})
+            row[str(persistence)] = row.get(str(persistence), 0) + 1
+    return SuiteOverview(
+        ref.label, loaded.family, len(loaded.toolbox.specs), len(loaded.scenarios), counts, dict(sorted(faults.items()))
+    )
 
 
 @dataclass(frozen=True)

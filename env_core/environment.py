@@ -9,9 +9,32 @@ from typing import Any
 
 from env_core.disclosure import Disclosure
 from env_core.faults import FaultRuntime, partial_arguments
-from env_core.model import Action, FaultKind, FaultSpec, Observation, Scenario, ToolError, ToolSpec
+from env_core.model import ASK_USER, Action, FaultKind, FaultSpec, Observation, Scenario, ToolError, ToolSpec
 from env_core.search import MAX_RESULTS, SEARCH_SPECS, SEARCH_TOOLS, Searcher, search_error
 from env_core.tools import ToolBox, ToolExecutionError, ToolOutput
+
+ASK_USER_SPEC = ToolSpec(
+    name=ASK_USER,
+    description="Ask the user a question (to clarify the request, or to confirm before acting) and get their reply.",
+    parameters={
+        "type": "object",
+        "properties": {"question": {"type": "string", "description": "what to ask the user"}},
+        "required": ["question"],
+        "additionalProperties": False,
+    },
+)
+# What the scripted user says to a question the scenario did not script an answer for.
+NO_USER_ANSWER = "I don't have anything to add to my request; please go ahead as you judge best."
+
+
+def user_reply(scenario: Scenario, question: str) -> str:
+    """The scripted user's answer: the first reply whose ``about`` words the question mentions (any question when
+    it names none), else a reply that adds nothing."""
+    asked = question.casefold()
+    for reply in scenario.user_replies:
+        if not reply.about or any(word.casefold() in asked for word in reply.about):
+            return reply.say
+    return NO_USER_ANSWER
 
 
 @dataclass(frozen=True)
@@ -40,6 +63,7 @@ class Environment:
         faults: list[FaultSpec] | None = None,
         search: Searcher | None = None,
         max_results: int = MAX_RESULTS,
+        tool_notes: bool = False,
     ):
         self.scenario = scenario
         self.toolbox = toolbox
@@ -48,6 +72,9 @@ class Environment:
         self.search = search
         self.max_results = max_results
         self._meta = {spec.name: spec for spec in SEARCH_SPECS} if search is not None else {}
+        if scenario.user_replies:
+            self._meta[ASK_USER] = ASK_USER_SPEC
+        self.tool_notes = tool_notes
         self._state = None
         self._fault_runtime = FaultRuntime(self.faults, key=f"{scenario.id}\x00{seed}")
         self._disclosure = Disclosure(scenario.hidden_tools, scenario.disclosure)
@@ -67,6 +94,12 @@ class Environment:
     def _spec(self, name: str) -> ToolSpec:
         return self._meta.get(name) or self.toolbox.specs[name]
 
+    def _shown(self, spec: ToolSpec) -> ToolSpec:
+        """The spec as the agent reads it: with ``tool_notes`` (the schema-annotation harness layer), its failure
+        hint (``binding.failure_hint``) follows the description."""
+        hint = spec.binding.get("failure_hint") if self.tool_notes else None
+        return spec.model_copy(update={"description": f"{spec.description} Note: {hint}"}) if hint else spec
+
     def findable(self, name: str) -> bool:
         """A universe tool that search may return now: not removed, not hidden before its disclosure."""
         return (
@@ -81,7 +114,9 @@ class Environment:
         names = dict.fromkeys(t for t in self.scenario.tools if t not in removed)
         names.update(dict.fromkeys(t for t in self.scenario.hidden_tools if self.findable(t)))
         names.update(dict.fromkeys(t for t in self._discovered if self.findable(t)))
-        return [self._spec(n) for n in names]
+        if ASK_USER in self._meta:
+            names[ASK_USER] = None
+        return [self._shown(self._spec(n)) for n in names]
 
     def _callable(self, name: str) -> bool:
         return any(spec.name == name for spec in self.tools()) or (self.search is not None and self.findable(name))
@@ -103,7 +138,7 @@ class Environment:
         if not isinstance(tool, str) or not self.findable(tool):
             raise ToolExecutionError(f"No tool named {tool!r}. Use search_tools to find tools.")
         self._discovered[tool] = None
-        return self.toolbox.specs[tool].openai()["function"]
+        return self._shown(self.toolbox.specs[tool]).openai()["function"]
 
     def step(self, action: Action) -> Observation | None:
         """Run a tool call and return its observation; an answer or a give-up ends the episode (returns None)."""
@@ -148,7 +183,9 @@ class Environment:
                     else self._fault_runtime.result_fault(call.name)
                 )
                 try:
-                    if call.name in self._meta:
+                    if call.name == ASK_USER:
+                        result = {"reply": user_reply(self.scenario, str(arguments.get("question", "")))}
+                    elif call.name in self._meta:
                         result = self._search(call.name, arguments)
                     elif silent is not None and silent[1].kind == FaultKind.silent_noop:
                         result = self._silent_write(spec, arguments, silent[1])

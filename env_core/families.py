@@ -282,6 +282,12 @@ def flat_metrics(prefix: str, value: Any, out: dict[str, float] | None = None) -
 Layouts = Mapping[str, Callable[[Mapping[str, "FamilySummary"]], list["ReportTable"]]]
 
 
+# A family's own episode scorer, used instead of the shared safety-gated one (scoring.trajectory.score_trajectory):
+# called as ``score(trajectory, scenario, expected_give_up, answers=...)``, it returns the same fields (a dataclass
+# like scoring.trajectory.EpisodeScore). A family whose rubric the paper defines differently brings one.
+EpisodeScorer = Callable[..., Any]
+
+
 class ToolDocumenter(Protocol):
     """What a family offers when a model may write its tools' documentation (``undertow build --docs-model-url``):
     the pure parts; the calling loop is ``workers.docgen``."""
@@ -307,7 +313,8 @@ class ToolDocumenter(Protocol):
 class Family(Protocol):
     """Everything a benchmark family contributes, and nothing else. A family whose tools a model may document
     also has a ``documenter`` attribute (a :class:`ToolDocumenter`); one that can print a paper's tables has
-    ``layouts`` (a :data:`Layouts`, for ``undertow report --layout NAME``)."""
+    ``layouts`` (a :data:`Layouts`, for ``undertow report --layout NAME``); one with its own rubric has ``score``
+    (an :data:`EpisodeScorer`)."""
 
     name: str
     description: str
@@ -371,6 +378,7 @@ class FamilyDefinition:
     summary_model: type[FamilySummary] | None = None
     documenter: ToolDocumenter | None = None
     layouts: Layouts = field(default_factory=dict)
+    score: EpisodeScorer | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import random
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -31,6 +31,8 @@ from env_core.model import (
     ToolSpec,
 )
 
+Harness = Literal["none", "preamble", "schema_notes", "few_shot"]
+
 
 class Setting(Strict):
     """A named fault condition. ``scenario_faults`` keeps the scenario's own fault plan (off for ``clean``)."""
@@ -39,6 +41,12 @@ class Setting(Strict):
     faults: list[FaultSpec] = Field(default_factory=list)
     scenario_faults: bool = True
     hints: bool = Field(default=False, description="show each scenario's hint (Scenario.hint) after its task")
+    harness: Harness = Field(
+        default="none",
+        description="a prompting harness layer (Failing Tools, Table 2): none (H0), preamble (H1: a system-prompt "
+        "block on verifying and recovering), schema_notes (H2: each tool's failure hint in its description), "
+        "few_shot (H3: three worked recoveries on invented APIs)",
+    )
     description: str = ""
 
 
@@ -46,6 +54,11 @@ PRESET_SETTINGS: dict[str, Setting] = {
     s.name: s
     for s in [
         Setting(name="clean", scenario_faults=False, description="no faults at all"),
+        Setting(
+            name="base",
+            description="each scenario's own fault plan and nothing added (the injected condition of Failing Tools, "
+            "whose base and relaxed rubrics both score these episodes)",
+        ),
         Setting(
             name="first_tried",
             faults=[FaultSpec(kind=FaultKind.first_tried, target=TARGET_SOLUTION)],
@@ -321,7 +334,7 @@ class FaultRuntime:
                 value = {"status": "success"}
             detail = f"write not applied to the episode state (apply: {applied}, returns: {returns})"
         elif spec.kind == FaultKind.corrupted:
-            value, detail = _corrupt(value, spec.params.get("mode", "decimal_shift"), rng)
+            value, detail = _corrupt(value, spec.params.get("mode", "decimal_shift"), rng, spec.params)
         elif spec.kind == FaultKind.schema_drift:
             value, detail = _drift_response(value, spec.params.get("mode", "rename"), spec.params, rng)
         else:
@@ -370,9 +383,11 @@ def drifted_name(name: str) -> str:
 
 
 def _records(value: Any) -> list[dict[str, Any]]:
-    """The records a result holds: a list's dict items, or the result itself when it is one record."""
+    """The records a result holds: a list's dict items, or the result itself when it is one record, followed by the
+    records of the first list of records it holds (``{"location": ..., "days": [{...}]}``)."""
     if isinstance(value, dict):
-        return [value]
+        nested = _record_list(value)
+        return [value, *(r for r in nested or () if isinstance(r, dict) and r is not value)]
     if isinstance(value, list):
         return [r for r in value if isinstance(r, dict)]
     return []
@@ -437,13 +452,24 @@ def _phantom(value: Any, rng: random.Random) -> tuple[Any, str] | None:
     return value, f"phantom: record inserted at {at}"
 
 
-def _corrupt(value: Any, mode: str, rng: random.Random) -> tuple[Any, str]:
+def _corrupt(value: Any, mode: str, rng: random.Random, params: dict[str, Any] | None = None) -> tuple[Any, str]:
     """Wrong values, chosen by ``rng``: ``decimal_shift`` (one number x10 or /10), ``wrong_year`` (one date's or
     year field's year off by one), ``duplicate`` (a record repeated), ``phantom`` (a made-up record inserted),
-    ``bad_total`` (a total, count or sum that no longer adds up; any number if none is named so). A mode that finds
-    nothing to alter falls back to a duplicated record, else the result goes through unchanged (said in the
-    detail)."""
-    numbers = _numbers(value)
+    ``bad_total`` (a total, count or sum that no longer adds up; any number if none is named so), ``set`` (``field``
+    takes ``value`` in every record that has it: a scenario's exact wrong value). With ``field``, the numeric and
+    year modes alter that field only. A mode that finds nothing to alter falls back to a duplicated record, else the
+    result goes through unchanged (said in the detail)."""
+    params = params or {}
+    only = params.get("field")
+    if mode == "set":
+        assert isinstance(only, str)  # FaultSpec requires 'field' with mode 'set'
+        hits = [r for r in _records(value) if only in r]
+        for record in hits:
+            record[only] = params["value"]
+        if hits:
+            return value, f"set: {only} -> {params['value']!r} in {len(hits)} record(s)"
+        return value, f"set: no record has {only}"
+    numbers = [(r, k) for r, k in _numbers(value) if only is None or k == only]
     if mode == "decimal_shift" and numbers:
         record, key = rng.choice(numbers)
         old = record[key]
@@ -455,7 +481,9 @@ def _corrupt(value: Any, mode: str, rng: random.Random) -> tuple[Any, str]:
             (r, k)
             for r in _records(value)
             for k, v in r.items()
-            if isinstance(v, str) and (_YEAR_IN_TEXT.search(v) or ("year" in k.lower() and _YEAR_TEXT.fullmatch(v)))
+            if (only is None or k == only)
+            and isinstance(v, str)
+            and (_YEAR_IN_TEXT.search(v) or ("year" in k.lower() and _YEAR_TEXT.fullmatch(v)))
         ]
         if places:
             record, key = rng.choice(places)

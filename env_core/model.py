@@ -116,7 +116,7 @@ TRANSIENT_ERRORS = ("service_unavailable", "rate_limit", "timeout")
 # An unavailable tool says so plainly by default, or fails the way a real service does, auth included (``auth``: a
 # 401, an expired token; ``forbidden``: a 403). With temporary persistence it is a transient denial of that kind.
 UNAVAILABLE_ERRORS = ("unavailable", *TRANSIENT_ERRORS, "auth", "forbidden")
-CORRUPTION_MODES = ("decimal_shift", "wrong_year", "duplicate", "phantom", "bad_total")
+CORRUPTION_MODES = ("decimal_shift", "wrong_year", "duplicate", "phantom", "bad_total", "set")
 DRIFT_MODES = ("rename", "retype", "arguments")
 
 
@@ -136,7 +136,11 @@ FAULT_PARAMS: dict[FaultKind, dict[str, ParamRule]] = {
     FaultKind.transient: {"error": ParamRule(TRANSIENT_ERRORS)},
     FaultKind.stale: {"age_days": ParamRule(type=int, bounds=(1, 3650))},
     FaultKind.silent_noop: {"returns": ParamRule(("result", "ok")), "apply": ParamRule(("none", "partial"))},
-    FaultKind.corrupted: {"mode": ParamRule(CORRUPTION_MODES)},
+    FaultKind.corrupted: {
+        "mode": ParamRule(CORRUPTION_MODES),
+        "field": ParamRule(),  # the field a mode alters (default: any it finds); needed by ``set``
+        "value": ParamRule(type=object),  # ``set``: the wrong value the field takes in every record
+    },
     FaultKind.schema_drift: {
         "mode": ParamRule(DRIFT_MODES),
         "field": ParamRule(),  # the response field (rename / retype) or the argument (arguments) that drifts
@@ -161,6 +165,9 @@ def _check_param(kind: FaultKind, name: str, value: Any) -> None:
             close = difflib.get_close_matches(str(value), list(rule.choices), n=1)
             hint = f"did you mean '{close[0]}'?" if close else f"expected one of: {', '.join(rule.choices)}"
             raise ValueError(f"params.{name}: unknown value {value!r}; {hint}")
+    elif rule.type is object:
+        if not isinstance(value, str | int | float | bool) or value == "":
+            raise ValueError(f"params.{name}: expected a number, text or true/false, got {value!r}")
     elif rule.type is int:
         low, high = rule.bounds
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
@@ -204,6 +211,10 @@ class FaultSpec(Strict):
             raise ValueError("target: no tool named")
         if self.kind == FaultKind.cascade and self.params["on"] in self.targets:
             raise ValueError("params.on: a cascade's upstream tool cannot be one of its own targets")
+        if self.kind == FaultKind.corrupted and self.params.get("mode") == "set":
+            missing = [p for p in ("field", "value") if p not in self.params]
+            if missing:
+                raise ValueError(f"params.{missing[0]}: a corrupted fault with mode 'set' needs 'field' and 'value'")
         if (
             self.kind == FaultKind.schema_drift
             and "to" in self.params
@@ -219,6 +230,23 @@ class FaultSpec(Strict):
 
 # ---------------------------------------------------------------------------------------------------------------
 # Scenarios
+
+
+class ResultCheck(Strict):
+    """What a planned call's result must show for its plan to go on: every ``contains`` string and no ``lacks``
+    string in its JSON text (case-insensitive), and, when ``equals`` is given, exactly that value. The oracle checks
+    it; a silent fault (stale, corrupted, a write that did not land) fails it, and the oracle moves to its next
+    plan."""
+
+    contains: list[str] = Field(default_factory=list)
+    lacks: list[str] = Field(default_factory=list)
+    equals: Any = None
+
+    def passes(self, result: Any) -> bool:
+        text = json.dumps(result, ensure_ascii=False, sort_keys=True, default=str).casefold()
+        if any(s.casefold() not in text for s in self.contains) or any(s.casefold() in text for s in self.lacks):
+            return False
+        return self.equals is None or result == self.equals
 
 
 class ArgRef(Strict):
@@ -238,24 +266,61 @@ ArgValue = Annotated[ArgRef | Any, Field(union_mode="left_to_right")]
 
 
 class PlannedCall(Strict):
+    """One call of a gold plan. ``check``: what its result must show for the plan to go on (see ResultCheck);
+    ``verify``: a confirmation step (a readback) that an agent which trusts every success skips (the naive
+    policy)."""
+
     tool: str
     arguments: dict[str, ArgValue] = Field(default_factory=dict)
+    check: ResultCheck | None = None
+    verify: bool = False
+
+
+RubricTier = Literal["task", "clean", "recovery", "verify"]
 
 
 class CallPattern(Strict):
-    """Matches tool calls by name and, optionally, by a subset of argument values."""
+    """Matches tool calls by name (one tool, or any of several: "read the state back" with whichever readback tool)
+    and, optionally, by a subset of argument values (compared normalized).
 
-    tool: str
+    As a required call it is an evidence obligation (Failing Tools, appendix B): ``times`` matching calls must have
+    succeeded (or merely been made, with ``attempted``: trying the primary before a fallback), and with ``after``
+    the first of them must come no earlier than the turn of the first match of required call number ``after``
+    (same turn allowed: a parallel cross-check). ``tier`` says which rubric enforces it: ``task`` (every rubric),
+    ``clean`` (faults off only: the primary plan's own end, which a fault may rightly make impossible, as when a
+    corrupted slot must be refused), ``recovery`` (the fallback or retry a fault calls for: relaxed and base, only
+    when faults are on) and ``verify`` (readbacks and confirmations: base only). A forbidden call is forbidden under
+    the rubrics of its tier."""
+
+    tool: str | list[str]
     arguments: dict[str, Any] = Field(default_factory=dict)
+    tier: RubricTier = "task"
+    attempted: bool = False
+    after: int | None = Field(default=None, ge=0)
+    times: int = Field(default=1, ge=1, le=100)
+
+    @field_validator("tool")
+    @classmethod
+    def _some_tool(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list) and not value:
+            raise ValueError("name at least one tool")
+        return value
+
+    @property
+    def tools(self) -> list[str]:
+        return [self.tool] if isinstance(self.tool, str) else list(self.tool)
 
 
 class Checkpoint(Strict):
-    """A recovery checkpoint: after ``trigger`` (a tool name, or ``final``), the next assistant text must mention
-    every concept in ``expect`` (normalized, case-insensitive)."""
+    """A recovery checkpoint: after ``trigger`` (a tool name, or ``final``), the assistant text that follows must
+    state every concept in ``expect`` (matched as normalized concepts; see the family's scorer). ``tier``: ``task``
+    checkpoints hold in every rubric, ``clean`` ones only with faults off, ``recovery`` ones only when faults are on
+    (the base rubric)."""
 
     trigger: str = "final"
-    expect: list[str]
+    expect: list[str] = Field(min_length=1)
     weight: float = Field(default=1.0, gt=0)
+    tier: Literal["task", "clean", "recovery"] = "task"
 
 
 class Gold(Strict):
@@ -271,6 +336,19 @@ class Gold(Strict):
     required_calls: list[CallPattern] = Field(default_factory=list)
     forbidden_calls: list[CallPattern] = Field(default_factory=list)
     checkpoints: list[Checkpoint] = Field(default_factory=list)
+    reports: list[str] = Field(
+        default_factory=list,
+        description="the final answer to give after each plan (same order as plans; empty: the last result)",
+    )
+    synonyms: dict[str, list[str]] = Field(
+        default_factory=dict, description="per concept, other words that state it (checkpoint matching)"
+    )
+
+    @model_validator(mode="after")
+    def _reports_match_plans(self) -> Gold:
+        if self.reports and len(self.reports) != len(self.plans):
+            raise ValueError(f"reports: {len(self.reports)} given for {len(self.plans)} plans; give one per plan")
+        return self
 
     def solution_tools(self) -> list[str]:
         seen: dict[str, None] = {}
@@ -301,6 +379,17 @@ class DisclosureRule(Strict):
         return self
 
 
+ASK_USER = "ask_user"  # the tool through which the agent asks the user (offered when a scenario scripts replies)
+
+
+class UserReply(Strict):
+    """A scripted user turn: when the agent asks the user (``ask_user``) a question that mentions any of ``about``
+    (any question when empty), the user answers ``say``."""
+
+    about: list[str] = Field(default_factory=list)
+    say: str = Field(min_length=1)
+
+
 class Scenario(Versioned):
     id: str = Field(min_length=1)
     family: str
@@ -317,6 +406,13 @@ class Scenario(Versioned):
         default=None,
         description="extra problem-specific information that disambiguates the task; the agent sees it only under "
         "a setting with hints: true (HoHW Table 4)",
+    )
+    user_replies: list[UserReply] = Field(
+        default_factory=list,
+        description="scripted answers of the user; when given, the agent can ask the user (the ask_user tool)",
+    )
+    follow_ups: list[str] = Field(
+        default_factory=list, description="user messages that follow the agent's answers, in order (multi-turn)"
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from env_core.errors import DataError, did_you_mean
-from env_core.model import TARGET_PRIMARY, TARGET_SOLUTION, ArgRef, Scenario, ToolSpec
+from env_core.model import ASK_USER, TARGET_PRIMARY, TARGET_SOLUTION, ArgRef, Scenario, ToolSpec
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -82,7 +82,7 @@ def read_scenarios(
                 if any(e["type"] == "json_invalid" for e in exc.errors()):
                     problems.append(f"{path}:{number}: not valid JSON")
                 else:
-                    problems.append(f"{path}:{number}: {describe_validation_error(exc)}")
+                    problems.append(f"{path}:{number}: {_named(line)}{describe_validation_error(exc)}")
                 continue
             if scenario.id in seen:
                 problems.append(
@@ -98,6 +98,15 @@ def read_scenarios(
     if problems and not skip_invalid:
         raise ScenarioFileError(problems)
     return ScenarioFile(scenarios=scenarios, skipped=problems)
+
+
+def _named(line: str) -> str:
+    """``scenario 'id': `` for a line whose JSON names its id, so that a bad scenario is found by name too."""
+    try:
+        identifier = json.loads(line).get("id")
+    except (ValueError, AttributeError):
+        return ""
+    return f"scenario '{identifier}': " if isinstance(identifier, str) and identifier else ""
 
 
 def write_scenarios(path: str | Path, scenarios: list[Scenario]) -> None:
@@ -132,7 +141,19 @@ def scenario_problems(scenario: Scenario, specs: dict[str, ToolSpec], family: st
                     problems.append(f"{where}.arguments.{arg} refers to call {value.from_call}, which is not earlier")
     for kind in ("required_calls", "forbidden_calls"):
         for i, pattern in enumerate(getattr(scenario.gold, kind)):
-            check(pattern.tool, f"gold.{kind}[{i}]")
+            for tool in pattern.tools:
+                if tool != ASK_USER or not scenario.user_replies:
+                    check(tool, f"gold.{kind}[{i}]")
+            if pattern.after is not None and (
+                kind != "required_calls" or pattern.after >= len(scenario.gold.required_calls)
+            ):
+                problems.append(f"gold.{kind}[{i}].after: no required call number {pattern.after}")
+    for i, checkpoint in enumerate(scenario.gold.checkpoints):
+        if checkpoint.trigger != "final" and checkpoint.trigger not in specs:
+            problems.append(
+                f"gold.checkpoints[{i}].trigger: names a call that never exists: '{checkpoint.trigger}' is neither "
+                f"'final' nor a tool; {did_you_mean(checkpoint.trigger, [*specs, 'final'])}"
+            )
     for i, fault in enumerate(scenario.faults):
         for target in fault.targets:
             if target not in (TARGET_SOLUTION, TARGET_PRIMARY):

@@ -87,7 +87,15 @@ class Suite:
         # removed tools do not count towards ``access.functions``: distractors_only at k still lists k tools
         shown = access.apply(scenario, list(self.toolbox.specs), seed, FaultRuntime(faults).removed_tools())
         search = (searcher or self.searcher) if access.mode == "open" else None
-        return Environment(shown, self.toolbox, seed=seed, faults=faults, search=search, max_results=access.max_results)
+        return Environment(
+            shown,
+            self.toolbox,
+            seed=seed,
+            faults=faults,
+            search=search,
+            max_results=access.max_results,
+            tool_notes=setting.harness == "schema_notes",
+        )
 
     def content_hash(self) -> str:
         """sha256 over tools, scenarios and data: the identity of what was evaluated."""

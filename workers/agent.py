@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 
 from env_core.environment import Environment
 from env_core.errors import SandboxViolation
+from env_core.faults import Harness
 from env_core.model import Action, Observation, Outcome, Step, Strict, ToolCall, ToolError, ToolSpec, Trajectory, Turn
 from env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
 from env_core.search import SEARCH_TOOLS
@@ -25,12 +26,15 @@ from workers.clients import ChatReply, ModelClient, ModelError
 from workers.parsers import parse_react, parse_tool_calls, text_tool_calls
 from workers.prompts import (
     ADVICE_SENTENCE,
+    ASSISTANT_PROMPT,
     CODEACT_ADVICE_SENTENCE,
     CODEACT_PROMPT,
     DIRECT_GIVE_UP_SENTENCE,
     DIRECT_PROMPT,
     GIVE_UP_MARKER,
     GIVE_UP_SENTENCE,
+    HARNESS_FEW_SHOT,
+    HARNESS_PREAMBLE,
     HOHW_ADVICE,
     HOHW_CLOSED_EXAMPLES,
     HOHW_CLOSED_TOOLS,
@@ -68,12 +72,19 @@ class AgentConfig(Strict):
         description="consecutive unparseable replies before the episode ends as parse_error (the default feeds the "
         "error back once)",
     )
-    prompt: Literal["default", "hohw"] = Field(
+    prompt: Literal["default", "hohw", "assistant"] = Field(
         default="default",
-        description="the prompt preset: default (the prompts below), or hohw (the HoHW paper's CodeAct prompt "
+        description="the prompt preset: default (the prompts below), hohw (the HoHW paper's CodeAct prompt "
         "structure: thought / execute / solution turns, two worked examples, full JSON definitions of the functions; "
-        "needs protocol codeact). Under hohw without give_up_marker an agent gives up as in the paper, by ending: a "
-        "reply with neither an <execute> nor a <solution> block ends the episode as a give-up",
+        "needs protocol codeact), or assistant (Failing Tools: a bare function-calling assistant that acts for the "
+        "user and reports to them; needs protocol function_calling). Under hohw without give_up_marker an agent "
+        "gives up as in the paper, by ending: a reply with neither an <execute> nor a <solution> block ends the "
+        "episode as a give-up",
+    )
+    harness: Harness = Field(
+        default="none",
+        description="function_calling: a Failing Tools harness layer added to the system prompt: preamble (H1) or "
+        "few_shot (H3); schema_notes (H2) annotates the tools instead. A setting's harness, when not none, sets it",
     )
     failure_advice: bool | None = Field(
         default=None,
@@ -106,11 +117,16 @@ class AgentConfig(Strict):
     )
 
     @model_validator(mode="after")
-    def _hohw_is_codeact(self) -> AgentConfig:
+    def _preset_fits_the_protocol(self) -> AgentConfig:
         if self.prompt == "hohw" and self.protocol != "codeact":
             raise ValueError(
                 f"agent.prompt hohw is a CodeAct prompt, but agent.protocol is '{self.protocol}'; set "
                 "agent.protocol: codeact"
+            )
+        if self.prompt == "assistant" and self.protocol != "function_calling":
+            raise ValueError(
+                f"agent.prompt assistant is a function-calling prompt, but agent.protocol is '{self.protocol}'; set "
+                "agent.protocol: function_calling"
             )
         return self
 
@@ -123,6 +139,20 @@ class AgentConfig(Strict):
     def offers_give_up(self) -> bool:
         """Whether the prompt offers the give-up marker (``give_up_marker``, else the preset's default)."""
         return self.give_up_marker if self.give_up_marker is not None else self.prompt == "default"
+
+
+def system_prompt(config: AgentConfig) -> str:
+    """The function-calling system prompt: the preset's, with the harness layer (preamble or few-shot) after it."""
+    if config.prompt == "assistant":
+        prompt = ASSISTANT_PROMPT
+        if config.advises:
+            prompt += " " + ADVICE_SENTENCE.strip()
+        if config.offers_give_up:
+            prompt += " " + GIVE_UP_SENTENCE
+    else:
+        prompt = _trimmed(config.system_prompt, config, ADVICE_SENTENCE, GIVE_UP_SENTENCE)
+    layer = {"preamble": HARNESS_PREAMBLE, "few_shot": HARNESS_FEW_SHOT}.get(config.harness)
+    return f"{prompt}\n\n{layer}" if layer else prompt
 
 
 def _trimmed(prompt: str, config: AgentConfig, advice: str, give_up: str) -> str:
@@ -273,9 +303,10 @@ async def run_agent(
     to call but cannot be read is a parse error fed back to the model. Only plain text is a final answer."""
     start = env.reset()
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": _trimmed(config.system_prompt, config, ADVICE_SENTENCE, GIVE_UP_SENTENCE)},
+        {"role": "system", "content": system_prompt(config)},
         {"role": "user", "content": start.task},
     ]
+    follow_ups = list(env.scenario.follow_ups)  # a multi-turn scenario's next user messages
     parse_failures = 0
     for index in range(config.max_turns):
         tools = [spec.openai() for spec in env.tools()]
@@ -296,6 +327,10 @@ async def run_agent(
                 messages.append({"role": "user", "content": TEXT_CALL_FEEDBACK.format(error=parsed.error)})
                 continue
             if not parsed.calls:
+                if follow_ups:  # the user goes on: the answer so far stays in the turn, the episode continues
+                    messages.append({"role": "assistant", "content": reply.content})
+                    messages.append({"role": "user", "content": follow_ups.pop(0)})
+                    continue
                 return _finish(env, trajectory, index, (reply.content or "").strip())
             trajectory.turns[-1].parse_stage = parsed.stage
             calls = [call.model_copy(update={"id": f"text_{index}_{n}"}) for n, call in enumerate(parsed.calls)]

@@ -1,8 +1,10 @@
 """Built-in policies: scripted agents behind the model-client interface, so every pipeline runs without a model.
 
-- ``oracle`` follows the scenario's gold plans: the primary plan, then each backup plan when a tool fails for good.
-  It retries errors marked retryable, and gives up (``CANNOT_SOLVE: ...``) when no plan is left.
-- ``naive`` follows the primary plan only; on an error it passes the error on as its answer. It never recovers.
+- ``oracle`` follows the scenario's gold plans: the primary plan, then each backup plan when a tool fails for good
+  or a result fails its plan step's check. It retries errors marked retryable, answers with the plan's report (or
+  its last result), and gives up (``CANNOT_SOLVE: ...``) when no plan is left.
+- ``naive`` follows the primary plan only, skipping its confirmation steps and checking nothing; on an error it
+  passes the error on as its answer. It never recovers. (Both walk the plans with ``env_core.plans.PlanWalker``.)
 - ``random`` calls random visible tools with random schema-shaped arguments, then answers with its last result.
 
 Policies see exactly what a model sees: the messages and the tool list. They learn of failures from the tool
@@ -21,107 +23,48 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from env_core.model import ArgRef, PlannedCall, Scenario, ToolCall, ToolSpec
+from env_core.model import Scenario, ToolCall, ToolSpec
+from env_core.plans import Next, NextAnswer, PlanWalker, read_tool_message
 from env_core.sandbox import python_name
 from env_core.search import GET_INFO, SEARCH_TOOLS
 from workers.clients import ChatReply, ModelClient
 from workers.prompts import GIVE_UP_MARKER
 
-MAX_RETRIES = 3
-
 
 def _tool_result(message: dict[str, Any]) -> Any:
-    """The JSON value at the start of a tool message (disclosure notes may follow it)."""
-    try:
-        value, _ = json.JSONDecoder().raw_decode(message.get("content") or "")
-    except json.JSONDecodeError:
-        return {"error": {"type": "unparseable", "message": message.get("content")}}
-    return value
-
-
-def _error(result: Any) -> dict[str, Any] | None:
-    if isinstance(result, dict) and isinstance(result.get("error"), dict):
-        return result["error"]
-    return None
-
-
-def _resolve(call: PlannedCall, results: list[Any]) -> dict[str, Any]:
-    arguments = {}
-    for name, value in call.arguments.items():
-        if isinstance(value, ArgRef):
-            rows = results[value.from_call] if isinstance(results[value.from_call], list) else []
-            column = [row.get(value.field) for row in rows if isinstance(row, dict)]
-            value = column if value.many else (column[0] if column else None)
-        arguments[name] = value
-    return arguments
+    return read_tool_message(message.get("content") or "")
 
 
 class _PlanFollower(ModelClient):
-    """Shared machinery: walk a list of plans call by call, reading each result from the last tool message."""
+    """Drives a :class:`~env_core.plans.PlanWalker` through the model-client interface: each call it decides is a
+    tool call, each tool message it reads is the result it is fed."""
 
     recover = True
 
     def __init__(self, scenario: Scenario):
-        self.plans = scenario.gold.plans if self.recover else scenario.gold.plans[:1]
-        self.failed: set[int] = set()
-        self.plan: int | None = None
-        self.results: list[Any] = []
-        self.retries = 0
+        self.walker = PlanWalker(scenario, self.recover)
         self.waiting = False
         self.calls = 0
+        self.answer: str | None = None
 
-    def _visible(self, tools: list[dict[str, Any]]) -> set[str]:
-        return {t["function"]["name"] for t in tools}
-
-    def _next_plan(self, tools: list[dict[str, Any]]) -> int | None:
-        visible = self._visible(tools)
-        open_world = SEARCH_TOOLS in visible  # every tool of the universe is callable; a removed one just fails
-        for i, plan in enumerate(self.plans):
-            if i not in self.failed and (open_world or all(c.tool in visible for c in plan)):
-                return i
-        return None
-
-    def _call(self) -> ChatReply:
-        assert self.plan is not None
-        planned = self.plans[self.plan][len(self.results)]
+    def _reply(self, step: Next) -> ChatReply:
+        if isinstance(step, NextAnswer):
+            self.waiting = False
+            self.answer = step.text
+            return ChatReply(content=step.text, finish_reason="stop")
         self.calls += 1
         self.waiting = True
-        call = ToolCall(id=f"call_{self.calls}", name=planned.tool, arguments=_resolve(planned, self.results))
+        call = ToolCall(id=f"call_{self.calls}", name=step.tool, arguments=step.arguments)
         return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
 
-    def _on_error(self, error: dict[str, Any], tools: list[dict[str, Any]]) -> ChatReply:
-        if error.get("type") in ("timeout", "rate_limit", "service_unavailable") and self.retries < MAX_RETRIES:
-            self.retries += 1
-            return self._call()
-        assert self.plan is not None
-        self.failed.add(self.plan)
-        self.plan, self.results, self.retries = None, [], 0
-        return self._start(tools)
-
-    def _start(self, tools: list[dict[str, Any]]) -> ChatReply:
-        self.plan = self._next_plan(tools)
-        if self.plan is None:
-            tried = len(self.failed)
-            return ChatReply(
-                content=f"{GIVE_UP_MARKER}: every way I know to answer this failed ({tried} plan(s) tried).",
-                finish_reason="stop",
-            )
-        return self._call()
-
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        visible = {t["function"]["name"] for t in tools}
+        open_world = SEARCH_TOOLS in visible  # every tool of the universe is callable; a removed one just fails
+        if self.answer is not None:  # a follow-up from the user: the work is done, the answer stands
+            return ChatReply(content=self.answer, finish_reason="stop")
         if not self.waiting:
-            return self._start(tools)
-        self.waiting = False
-        result = _tool_result(messages[-1])
-        error = _error(result)
-        if error is not None:
-            return self._on_error(error, tools)
-        self.results.append(result)
-        self.retries = 0
-        assert self.plan is not None
-        if len(self.results) < len(self.plans[self.plan]):
-            return self._call()
-        return ChatReply(content=json.dumps(self.results[-1], default=str), finish_reason="stop")
+            return self._reply(self.walker.start(visible, open_world))
+        return self._reply(self.walker.on_result(_tool_result(messages[-1]), visible, open_world))
 
 
 class OraclePolicy(_PlanFollower):
@@ -129,18 +72,10 @@ class OraclePolicy(_PlanFollower):
 
 
 class NaivePolicy(_PlanFollower):
-    """Primary plan only. A failure is passed through as the answer, the way an agent that trusts its first plan
-    reports whatever came back."""
+    """Primary plan only, its confirmation steps skipped, nothing checked. A failure is passed through as the
+    answer, the way an agent that trusts its first plan reports whatever came back."""
 
     recover = False
-
-    def _on_error(self, error: dict[str, Any], tools: list[dict[str, Any]]) -> ChatReply:
-        return ChatReply(content=f"The tool returned an error: {error.get('message')}", finish_reason="stop")
-
-    def _start(self, tools: list[dict[str, Any]]) -> ChatReply:
-        if not self.plans or self._next_plan(tools) is None:
-            return ChatReply(content="I could not find the tool I planned to use.", finish_reason="stop")
-        return super()._start(tools)
 
 
 class RandomPolicy(ModelClient):

@@ -4,7 +4,8 @@ structure, appendix E, in our own words and with our own examples). ``workers.ag
 
 from __future__ import annotations
 
-GIVE_UP_MARKER = "CANNOT_SOLVE"
+# one marker for models and the built-in policies alike
+from env_core.plans import GIVE_UP_MARKER as GIVE_UP_MARKER
 
 # The default prompts are built from sentences so that ``failure_advice: false`` and ``give_up_marker: false`` can
 # drop theirs (``_trimmed``); with both unset each prompt is what it always was.
@@ -238,4 +239,51 @@ HOHW_CLOSED_TOOLS = "\nThe functions you can use for this task (JSON definitions
 HOHW_OPEN_TOOLS = (
     "\nAt the start only two functions are defined. Use them to find the others (search_tools) and to read a "
     "function's documentation (get_info); every function they show you can then be called:\n"
+)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The assistant preset (Failing Tools: a bare function-calling assistant acting for a user), and the harness layers
+# of that paper's Table 2, each added on its own by a setting's ``harness``. Our own wording and invented APIs.
+
+ASSISTANT_PROMPT = (
+    "You are an assistant that acts for the user through the tools you are given. Carry out the user's request "
+    "with tool calls. When you are done, reply to the user without a tool call, saying what you did and what you "
+    "found."
+)
+
+HARNESS_PREAMBLE = (
+    "Operating rules:\n"
+    "1. Treat every tool result as evidence that may be wrong: check it against the request and against itself "
+    "(amounts, dates, totals, counts) before you rely on it.\n"
+    "2. After any call that changes something (a booking, a payment, a saved item, a message), read the state back "
+    "with a tool that shows it, and only report success once the read-back shows it.\n"
+    "3. If a call fails with an error that says to retry (a timeout, a rate limit, a 503), retry it; if it keeps "
+    "failing or the failure is permanent, use another provider that offers the same function.\n"
+    "4. Do not act on data that is stale, corrupted or impossible; say what is wrong instead, and tell the user "
+    "plainly what is done, what is not, and what remains uncertain."
+)
+
+HARNESS_FEW_SHOT = (
+    "Three worked examples on other APIs:\n\n"
+    "Example 1 (a write that did not land). User: Add oat milk to my pantry list.\n"
+    'Call pantrypal_add_item(item="oat milk") -> {"status": "added"}\n'
+    'Call pantrypal_get_list() -> {"items": ["rice", "lentils"]}\n'
+    "The read-back does not show oat milk, so the add did not persist. "
+    'Call pantrypal_add_item(item="oat milk") -> {"status": "added"}\n'
+    'Call pantrypal_get_list() -> {"items": ["rice", "lentils", "oat milk"]}\n'
+    "Reply: Oat milk is on your pantry list now; the first save did not go through, so I added it again and "
+    "checked the list.\n\n"
+    "Example 2 (a failure that clears). User: What time does the Harbor Line ferry leave tomorrow?\n"
+    'Call tidewater_get_departures(route="Harbor Line") -> {"error": "503 Service Unavailable, please retry"}\n'
+    'Call tidewater_get_departures(route="Harbor Line") -> {"departures": ["07:40", "09:10"]}\n'
+    "Reply: The first Harbor Line ferry tomorrow leaves at 07:40 (then 09:10); the timetable service was briefly "
+    "down and answered on a retry.\n\n"
+    "Example 3 (stale data). User: Is the Copper Ridge trail open today?\n"
+    'Call trailhub_get_status(trail="Copper Ridge") -> {"status": "open", "generated_at": "six days ago", '
+    '"_stale_warning": "cached data"}\n'
+    "The status is six days old, so I checked the other provider. "
+    'Call parkwatch_get_status(trail="Copper Ridge") -> {"status": "closed: rockfall"}\n'
+    "Reply: Copper Ridge is closed today because of a rockfall, according to current park data; TrailHub still "
+    "shows it open, but its data is six days old."
 )

@@ -140,7 +140,10 @@ async def run_episode(
             protocol, client = shard.agent.protocol, shared_client
         else:
             raise InfraError(f"model '{model.name}' (kind '{model.kind}') has no client")
-        await PROTOCOLS[protocol](env, client, shard.agent, trajectory, shard.sandbox)
+        # a setting's harness layer (Failing Tools, Table 2) is part of the condition, so it travels with the setting
+        harness = shard.setting.harness
+        agent = shard.agent if harness == "none" else shard.agent.model_copy(update={"harness": harness})
+        await PROTOCOLS[protocol](env, client, agent, trajectory, shard.sandbox)
     except Exception as exc:  # nothing may lose the row; a harness bug is never charged to the model
         trajectory.outcome = OUTCOME_OF[classify(exc)]
         trajectory.error = describe(exc) if isinstance(exc, UndertowError) else f"harness error: {describe(exc)}"
@@ -151,8 +154,9 @@ async def run_episode(
     if trajectory.outcome.judged:
         first_tried = env.first_tried_tools()
         expected = expects_give_up(scenario, env.faults, first_tried)
-        scored = score_trajectory(trajectory, scenario, expected, answers=shard.suite.answers)
         family = get_family(suite.family, shard.suite.family_ref)
+        scorer = getattr(family, "score", None) or score_trajectory
+        scored = scorer(trajectory, scenario, expected, answers=shard.suite.answers)
         details = family.episode_details(
             trajectory,
             scenario,

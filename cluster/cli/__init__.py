@@ -39,6 +39,7 @@ app.command()(runs.submit)
 app.command(name="retrieval-eval")(suites.retrieval_eval)
 app.command(name="list")(suites.list_builtins)
 app.command()(suites.doctor)
+app.add_typer(suites.suites_app, name="suites")
 
 
 def main() -> None:

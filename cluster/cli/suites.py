@@ -146,3 +146,38 @@ def doctor() -> None:
     for check in api.doctor():
         table.add_row(check.name, "[green]ok[/green]" if check.ok else "[yellow]![/yellow]", escape(check.detail))
     console.print(table)
+
+
+suites_app = typer.Typer(help="Inspect suites.", no_args_is_help=True)
+
+
+@suites_app.command(name="show")
+@user_errors
+def show(
+    suite: Annotated[
+        str, typer.Argument(help="a family name (see `undertow list`), module:attribute, or a suite folder")
+    ],
+    fields: Fields = None,
+) -> None:
+    """Count a suite's scenarios by what its family records about them (domain, category, fault kind,
+    persistence, ...), and print the total."""
+    with Spinner() as spinner:
+        overview = api.suite_overview(suite, fields, hooks=api.Hooks(stage=spinner.show))
+    console.print(f"{overview.label} ({overview.family}): {overview.tools} tools", highlight=False)
+    for name, values in overview.counts.items():
+        table = Table(title=f"by {name.replace('_', ' ')}", title_justify="left")
+        table.add_column(name)
+        table.add_column("scenarios", justify="right")
+        for value, count in values.items():
+            table.add_row(escape(value), str(count))
+        console.print(table)
+    if overview.faults:
+        persistences = sorted({p for row in overview.faults.values() for p in row})
+        table = Table(title="fault kind x persistence", title_justify="left")
+        table.add_column("fault kind")
+        for persistence in persistences:
+            table.add_column(persistence, justify="right")
+        for kind, row in overview.faults.items():
+            table.add_row(escape(kind), *(str(row.get(p, 0)) for p in persistences))
+        console.print(table)
+    console.print(f"{overview.scenarios} scenarios", highlight=False)

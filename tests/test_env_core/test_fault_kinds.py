@@ -551,7 +551,11 @@ def problems(**fields: Any) -> list[str]:
         (
             {"kind": "corrupted", "params": {"mode": "meteor"}},
             "params.mode: unknown value 'meteor'; expected one of: decimal_shift, wrong_year, duplicate, phantom, "
-            "bad_total",
+            "bad_total, set",
+        ),
+        (
+            {"kind": "corrupted", "params": {"mode": "set", "field": "amount"}},
+            "params.value: a corrupted fault with mode 'set' needs 'field' and 'value'",
         ),
         (
             {"kind": "unavailable", "params": {"error": "authh"}},

@@ -56,7 +56,7 @@ def file_with_bad_lines(tmp_path: Path, smoke: Suite) -> tuple[Path, list[str]]:
     )
     expected = [
         f"{path}:2: not valid JSON",
-        f"{path}:3: task: Field required",
+        f"{path}:3: scenario 'no-task': task: Field required",
         f"{path}:5: duplicate scenario id 'ok-1' (first on line 1)",
     ]
     return path, expected
@@ -119,7 +119,9 @@ def test_invalid_line_message_names_file_line_field_and_value(
     path = write_lines(tmp_path / "one.jsonl", [smoke.scenarios[1].model_dump_json(), json.dumps(data)])
     with pytest.raises(ScenarioFileError) as excinfo:
         read_scenarios(path)
-    assert excinfo.value.problems == [f"{path}:2: {expected}"]
+    # the line names its scenario too, when it has an id to name
+    named = f"scenario '{data['id']}': " if data.get("id") else ""
+    assert excinfo.value.problems == [f"{path}:2: {named}{expected}"]
 
 
 def test_a_json_line_that_is_not_an_object_is_reported(tmp_path: Path) -> None:
@@ -423,9 +425,9 @@ def test_suite_ref_loads_a_folder(suite_folder: Path, smoke: Suite) -> None:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ({"family": "galaxy"}, "unknown family 'galaxy' (registered: smoke, sqlfuncs;"),
+        ({"family": "galaxy"}, "unknown family 'galaxy' (registered: services, smoke, sqlfuncs;"),
         ({"family": "smok"}, "unknown family 'smok'; did you mean 'smoke'?"),
-        ({}, "a suite needs 'family' (one of: smoke, sqlfuncs, or module:attribute) or 'path'"),
+        ({}, "a suite needs 'family' (one of: services, smoke, sqlfuncs, or module:attribute) or 'path'"),
         ({"family": "smoke", "limit": 0}, "greater than or equal to 1"),
         ({"family": "smoke", "spider": "x"}, "spider\n  Extra inputs are not permitted"),
         ({"family": "sqlfuncs"}, "spider\n  Field required"),

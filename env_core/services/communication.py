@@ -1,0 +1,831 @@
+"""Communication & productivity services: two mail clients (Gmail, Outlook Mail) and two calendars (Google
+Calendar, Outlook Calendar).
+
+Counterparts seed from the same module-level records (the same inbox, contacts and calendar entries, as if the
+user's accounts were synced), so a task that falls back from one client to the other reaches the same facts.
+Ids differ per service, as they would between real providers.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, ClassVar
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env_core.services.base import Call, Lookup, Service, Write, not_found, tool
+from env_core.tools import ToolExecutionError
+
+DOMAIN = "communication & productivity"
+LOCAL_ZONE = ZoneInfo("America/Los_Angeles")  # the user's zone (UserProfile.timezone); calendars show local time
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- shared seed data ------------------------------------------------------------------------------------------------
+
+CONTACTS: list[dict[str, str]] = [
+    {"key": "dana", "name": "Dana Whitfield", "email": "dana.whitfield@example.com", "note": "manager"},
+    {"key": "jordan", "name": "Jordan Lee", "email": "jordan.lee@example.com", "note": "coworker"},
+    {"key": "sam", "name": "Sam Patel", "email": "sam.patel@example.com", "note": "coworker"},
+    {"key": "mei", "name": "Mei Chen", "email": "mei.chen@example.com", "note": "coworker"},
+    {"key": "luis", "name": "Luis Ortega", "email": "luis.ortega@example.com", "note": "coworker"},
+    {"key": "priya", "name": "Priya Nair", "email": "priya.nair@example.com", "note": "friend"},
+    {"key": "maria", "name": "Maria Rivera", "email": "maria.rivera@example.com", "note": "sister"},
+    {"key": "assistant", "name": "Casey Morgan", "email": "casey.morgan@example.com", "note": "assistant"},
+]
+
+INBOX: list[dict[str, str]] = [
+    {
+        "key": "delta",
+        "from_name": "Delta Air Lines",
+        "from_email": "noreply@delta.example.com",
+        "subject": "Your flight confirmation HX7Q2P: SFO to ORD",
+        "body": "Confirmation code HX7Q2P. Flight DL 1184 departs San Francisco (SFO) on Thursday, April 2, 2026 "
+        "at 08:15 and arrives Chicago O'Hare (ORD) at 14:32. Seat 14C. Checked bags: 1.",
+        "received_at": "2026-03-18T16:42:00Z",
+    },
+    {
+        "key": "dentist",
+        "from_name": "Bright Smile Dental",
+        "from_email": "appointments@brightsmile.example.com",
+        "subject": "Appointment reminder: cleaning with Dr. Okafor",
+        "body": "Hi Alex, this is a reminder of your cleaning with Dr. Okafor on Thursday, March 26, 2026 at "
+        "3:30 PM at 1820 Fillmore St. Reply C to confirm or call 415-555-0199 to reschedule.",
+        "received_at": "2026-03-19T09:05:00Z",
+    },
+    {
+        "key": "landlord",
+        "from_name": "Harbor View Properties",
+        "from_email": "office@harborview.example.com",
+        "subject": "April rent and water shutoff notice",
+        "body": "April rent of $2,850.00 is due on April 1. Please note the building water will be shut off on "
+        "Tuesday, March 24 from 9:00 AM to 1:00 PM for a valve replacement.",
+        "received_at": "2026-03-17T20:10:00Z",
+    },
+    {
+        "key": "offsite",
+        "from_name": "Dana Whitfield",
+        "from_email": "dana.whitfield@example.com",
+        "subject": "Team offsite planning",
+        "body": "Can you put together the agenda for the April 2 offsite? We have the Redwood Room at the Civic "
+        "Center Hotel from 9:00 to 16:00 and a budget of $1,200 for lunch.",
+        "received_at": "2026-03-19T22:31:00Z",
+    },
+]
+
+SENT: list[dict[str, Any]] = [
+    {
+        "key": "sent_budget",
+        "to": ["dana.whitfield@example.com"],
+        "subject": "Re: Q1 budget numbers",
+        "body": "Attached are the Q1 numbers; travel came in 6% under plan.",
+        "sent_at": "2026-03-16T17:20:00Z",
+    },
+    {
+        "key": "sent_lunch",
+        "to": ["priya.nair@example.com"],
+        "subject": "Lunch on Friday?",
+        "body": "Want to grab lunch at the ramen place on Friday?",
+        "sent_at": "2026-03-18T19:02:00Z",
+    },
+]
+
+# calendar entries on the user's primary calendar (local time, America/Los_Angeles)
+EVENTS: list[dict[str, Any]] = [
+    {
+        "key": "planning",
+        "title": "Quarterly planning review",
+        "start": "2026-03-23T10:00",
+        "end": "2026-03-23T11:30",
+        "location": "Conference Room 4B",
+        "attendees": ["alex.rivera@example.com", "sam.patel@example.com"],
+    },
+    {
+        "key": "standup",
+        "title": "Team standup",
+        "start": "2026-03-23T09:00",
+        "end": "2026-03-23T09:15",
+        "location": "Video call",
+        "attendees": ["alex.rivera@example.com", "jordan.lee@example.com", "mei.chen@example.com"],
+    },
+    {
+        "key": "dentist",
+        "title": "Dentist: cleaning with Dr. Okafor",
+        "start": "2026-03-26T15:30",
+        "end": "2026-03-26T16:30",
+        "location": "Bright Smile Dental, 1820 Fillmore St",
+        "attendees": ["alex.rivera@example.com"],
+    },
+    {
+        "key": "flight",
+        "title": "Flight DL 1184 SFO to ORD",
+        "start": "2026-04-02T08:15",
+        "end": "2026-04-02T14:32",
+        "location": "SFO Terminal 1",
+        "attendees": ["alex.rivera@example.com"],
+    },
+    {
+        "key": "yoga",
+        "title": "Yoga class",
+        "start": "2026-03-21T09:00",
+        "end": "2026-03-21T10:00",
+        "location": "Mission Yoga Studio",
+        "attendees": ["alex.rivera@example.com"],
+    },
+]
+
+
+def _words(text: str) -> list[str]:
+    return [word for word in re.split(r"[^a-z0-9@.:$'-]+", text.lower()) if word]
+
+
+def _resolve_recipients(recipients: list[str], contacts: list[dict[str, str]]) -> list[str]:
+    """Addresses for a list of recipients given as addresses or contact names; an unknown name is an error the agent
+    reads (a mail client would not guess)."""
+    if not recipients:
+        raise ToolExecutionError("at least one recipient is required", "invalid_request")
+    resolved = []
+    for recipient in recipients:
+        text = recipient.strip()
+        if "@" in text and re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", text):
+            resolved.append(text.lower())
+            continue
+        match = [c for c in contacts if c["name"].lower() == text.lower()]
+        if not match:
+            raise ToolExecutionError(
+                f"recipient {recipient!r} is neither an email address nor a contact name", "invalid_request"
+            )
+        resolved.append(match[0]["email"])
+    return resolved
+
+
+# --- mail ----------------------------------------------------------------------------------------------------------
+
+# the offsite agenda both mail recipes send; one list of recipients so that a partial write can cut it in half
+OFFSITE_TO = ["dana.whitfield@example.com", "jordan.lee@example.com", "sam.patel@example.com"]
+OFFSITE_SUBJECT = "Draft agenda: April 2 team offsite"
+OFFSITE_BODY = (
+    "Hi all, draft agenda for the April 2 offsite in the Redwood Room: 9:00 kickoff, 10:30 roadmap review, "
+    "12:00 lunch, 13:30 planning workshop, 16:00 wrap-up. Comments welcome."
+)
+
+
+class MailMessage(_Record):
+    message_id: str
+    folder: str  # "inbox" or "sent"
+    from_name: str
+    from_email: str
+    to: list[str]
+    subject: str
+    body: str
+    timestamp: str  # received_at for inbox, sent_at for sent
+
+
+class MailContact(_Record):
+    contact_id: str
+    name: str
+    email: str
+    note: str
+
+
+class MailState(_Record):
+    address: str
+    messages: list[MailMessage]
+    contacts: list[MailContact]
+
+
+def _seed_mail(prefix: str, contact_prefix: str) -> MailState:
+    user_name, user_email = "Alex Rivera", "alex.rivera@example.com"
+    names = {c["email"]: c["name"] for c in CONTACTS}
+    messages = [
+        MailMessage(
+            message_id=f"{prefix}_{m['key']}",
+            folder="inbox",
+            from_name=m["from_name"],
+            from_email=m["from_email"],
+            to=[user_email],
+            subject=m["subject"],
+            body=m["body"],
+            timestamp=m["received_at"],
+        )
+        for m in INBOX
+    ]
+    messages += [
+        MailMessage(
+            message_id=f"{prefix}_{m['key']}",
+            folder="sent",
+            from_name=user_name,
+            from_email=user_email,
+            to=[f"{names[a]} <{a}>" for a in m["to"]],
+            subject=m["subject"],
+            body=m["body"],
+            timestamp=m["sent_at"],
+        )
+        for m in SENT
+    ]
+    contacts = [
+        MailContact(contact_id=f"{contact_prefix}_{c['key']}", name=c["name"], email=c["email"], note=c["note"])
+        for c in CONTACTS
+    ]
+    return MailState(address=user_email, messages=messages, contacts=contacts)
+
+
+class _MailService(Service):
+    """The mail tools both clients share; each subclass names itself and its id prefixes."""
+
+    domain = DOMAIN
+    category = "email"
+    State = MailState
+    state: MailState
+    message_prefix: ClassVar[str]
+    contact_prefix: ClassVar[str]
+    forward_tag: ClassVar[str]
+
+    @classmethod
+    def initial_state(cls) -> MailState:
+        return _seed_mail(cls.message_prefix, cls.contact_prefix)
+
+    def _message(self, message_id: str) -> MailMessage:
+        for message in self.state.messages:
+            if message.message_id == message_id:
+                return message
+        raise not_found("message", message_id)
+
+    def _send(self, to: list[str], subject: str, body: str) -> MailMessage:
+        if not subject.strip():
+            raise ToolExecutionError("subject must not be empty", "invalid_request")
+        addresses = _resolve_recipients(to, [c.model_dump() for c in self.state.contacts])
+        # a known contact shows as 'Name <address>', as mail clients display it
+        names = {c.email: c.name for c in self.state.contacts}
+        addresses = [f"{names[a]} <{a}>" if a in names else a for a in addresses]
+        message = MailMessage(
+            message_id=self.world.new_id(self.message_prefix),
+            folder="sent",
+            from_name=self.world.user.name,
+            from_email=self.state.address,
+            to=addresses,
+            subject=subject,
+            body=body,
+            timestamp=self.world.stamp(),
+        )
+        self.state.messages.append(message)
+        return message
+
+    @tool(
+        "write",
+        failure_hint="A 'sent' status does not prove delivery to every recipient; confirm with list_sent that the "
+        "message and all recipients appear.",
+    )
+    def send_email(
+        self,
+        to: Annotated[list[str], Field(description="Recipient email addresses (or exact contact names)")],
+        subject: Annotated[str, Field(description="Subject line")],
+        body: Annotated[str, Field(description="Plain-text message body")],
+    ) -> dict[str, Any]:
+        """Send a new email from the user's account to one or more recipients.
+
+        Returns the new message's id and the resolved recipient addresses."""
+        message = self._send(to, subject, body)
+        return {"message_id": message.message_id, "status": "sent", "to": message.to, "subject": message.subject}
+
+    @tool(
+        "write",
+        failure_hint="The forward can drop recipients or fail to store; check list_sent for the forwarded subject "
+        "and every address.",
+    )
+    def forward_message(
+        self,
+        message_id: Annotated[str, Field(description="Id of the message to forward (from search_inbox)")],
+        to: Annotated[list[str], Field(description="Recipient email addresses (or exact contact names)")],
+        note: Annotated[str, Field(description="Optional text placed above the forwarded message")] = "",
+    ) -> dict[str, Any]:
+        """Forward an existing message to one or more recipients, optionally with a short note on top."""
+        original = self._message(message_id)
+        body = (
+            f"{note}\n\n---------- Forwarded message ----------\nFrom: {original.from_name} <{original.from_email}>\n"
+        )
+        body += f"Subject: {original.subject}\n\n{original.body}"
+        message = self._send(to, f"{self.forward_tag} {original.subject}", body.lstrip("\n"))
+        return {"message_id": message.message_id, "status": "sent", "to": message.to, "subject": message.subject}
+
+    @tool(
+        "readback",
+        failure_hint="A message missing here was not sent, whatever send_email answered; compare subject and "
+        "recipients with what you sent.",
+    )
+    def list_sent(
+        self, limit: Annotated[int, Field(description="How many recent sent messages to list", ge=1, le=50)] = 10
+    ) -> dict[str, Any]:
+        """List the most recently sent messages, newest first, with recipients, subject and body."""
+        sent = [m for m in self.state.messages if m.folder == "sent"]
+        sent.sort(key=lambda m: m.timestamp, reverse=True)
+        return {"messages": [_sent_view(m) for m in sent[:limit]]}
+
+    @tool(
+        "readback",
+        failure_hint="An id from another mail provider is not found here; ids are per provider, so search first.",
+    )
+    def get_message(
+        self, message_id: Annotated[str, Field(description="Message id from search_inbox or list_sent")]
+    ) -> dict[str, Any]:
+        """Get one message (received or sent) in full by its id."""
+        return self._message(message_id).model_dump()
+
+    @tool(
+        "read",
+        failure_hint="An empty result may mean the query words were too specific; retry with fewer words before "
+        "concluding the email does not exist.",
+    )
+    def search_inbox(
+        self,
+        query: Annotated[
+            str,
+            Field(
+                description="Words that must all appear in sender, subject or body; 'from:word' limits to the sender"
+            ),
+        ],
+    ) -> dict[str, Any]:
+        """Search received messages; every word of the query must match. Newest first, bodies included."""
+        terms = _words(query)
+        if not terms:
+            raise ToolExecutionError("query must contain at least one word", "invalid_request")
+        found = []
+        for message in self.state.messages:
+            if message.folder != "inbox":
+                continue
+            sender = f"{message.from_name} {message.from_email}".lower()
+            text = f"{sender} {message.subject} {message.body}".lower()
+            if all(
+                (term[5:] in sender) if term.startswith("from:") and len(term) > 5 else (term in text) for term in terms
+            ):
+                found.append(message)
+        found.sort(key=lambda m: m.timestamp, reverse=True)
+        return {"query": query, "messages": [_inbox_view(m) for m in found]}
+
+    @tool("read", failure_hint="No match means the name is not a saved contact; ask the user for the address.")
+    def search_contacts(
+        self, name: Annotated[str, Field(description="Part of the contact's name or email address")]
+    ) -> dict[str, Any]:
+        """Find saved contacts whose name or email contains the given text."""
+        needle = name.strip().lower()
+        if not needle:
+            raise ToolExecutionError("name must not be empty", "invalid_request")
+        hits = [c.model_dump() for c in self.state.contacts if needle in c.name.lower() or needle in c.email]
+        return {"contacts": hits}
+
+    @classmethod
+    def lookups(cls) -> list[Lookup]:
+        prefix = cls.message_prefix
+        return [
+            Lookup(
+                topic="email_flight_confirmation",
+                request="Find my Delta flight confirmation email for the Chicago trip: what is the confirmation code "
+                "and when does the flight leave?",
+                call=Call("search_inbox", {"query": "Delta confirmation"}),
+                shows=["HX7Q2P", "DL 1184"],
+                answer=["HX7Q2P", "08:15"],
+                pin=Call("get_message", {"message_id": f"{prefix}_delta"}),
+            ),
+            Lookup(
+                topic="email_dentist_reminder",
+                request="When is my dentist appointment? Check the reminder email from Bright Smile Dental.",
+                call=Call("search_inbox", {"query": "Bright Smile appointment"}),
+                shows=["Dr. Okafor", "March 26"],
+                answer=["March 26", "3:30 PM"],
+                pin=Call("get_message", {"message_id": f"{prefix}_dentist"}),
+            ),
+            Lookup(
+                topic="email_rent_notice",
+                request="How much is April rent and when is the water being shut off, according to my landlord's "
+                "email?",
+                call=Call("search_inbox", {"query": "from:harborview rent"}),
+                shows=["2,850.00", "valve replacement"],
+                answer=["2,850.00", "March 24"],
+                pin=Call("get_message", {"message_id": f"{prefix}_landlord"}),
+            ),
+        ]
+
+    @classmethod
+    def writes(cls) -> list[Write]:
+        return [
+            Write(
+                topic="email_offsite_agenda",
+                request="Email the draft agenda for the April 2 offsite to Dana Whitfield, Jordan Lee and Sam Patel "
+                f"with the subject '{OFFSITE_SUBJECT}'.",
+                call=Call("send_email", {"to": OFFSITE_TO, "subject": OFFSITE_SUBJECT, "body": OFFSITE_BODY}),
+                readback=Call("list_sent", {"limit": 10}),
+                landed=[OFFSITE_SUBJECT, "jordan.lee@example.com"],
+                answer=["Dana Whitfield", "Jordan Lee", "Sam Patel"],
+            ),
+            Write(
+                topic="email_forward_flight",
+                request="Forward my Delta flight confirmation for the Chicago trip to my sister Maria "
+                "(maria.rivera@example.com).",
+                call=Call(
+                    "forward_message", {"message_id": f"{cls.message_prefix}_delta", "to": ["maria.rivera@example.com"]}
+                ),
+                readback=Call("list_sent", {"limit": 10}),
+                landed=[f"{cls.forward_tag} Your flight confirmation HX7Q2P", "maria.rivera@example.com"],
+                answer=["HX7Q2P", "maria.rivera@example.com"],
+            ),
+        ]
+
+
+def _inbox_view(message: MailMessage) -> dict[str, Any]:
+    return {
+        "message_id": message.message_id,
+        "from_name": message.from_name,
+        "from_email": message.from_email,
+        "subject": message.subject,
+        "received_at": message.timestamp,
+        "body": message.body,
+    }
+
+
+def _sent_view(message: MailMessage) -> dict[str, Any]:
+    return {
+        "message_id": message.message_id,
+        "to": message.to,
+        "subject": message.subject,
+        "body": message.body,
+        "sent_at": message.timestamp,
+    }
+
+
+class Gmail(_MailService):
+    name = "gmail"
+    title = "Gmail"
+    counterparts = ("outlook_mail",)
+    message_prefix = "gm"
+    contact_prefix = "gc"
+    forward_tag = "Fwd:"
+
+
+class OutlookMail(_MailService):
+    name = "outlook_mail"
+    title = "Outlook Mail"
+    counterparts = ("gmail",)
+    message_prefix = "olm"
+    contact_prefix = "olp"
+    forward_tag = "FW:"
+
+
+# --- calendar ------------------------------------------------------------------------------------------------------
+
+
+class CalendarInfo(_Record):
+    calendar_id: str
+    name: str
+    primary: bool
+    read_only: bool
+    timezone: str = "America/Los_Angeles"
+
+
+class CalendarEvent(_Record):
+    event_id: str
+    calendar_id: str
+    title: str
+    start: str  # local time, YYYY-MM-DDTHH:MM
+    end: str
+    location: str = ""
+    attendees: list[str] = Field(default_factory=list)
+    status: str = "confirmed"
+    created_at: str = "2026-03-01T12:00:00Z"
+
+
+class CalendarState(_Record):
+    calendars: list[CalendarInfo]
+    events: list[CalendarEvent]
+
+
+def _local_time(text: str, what: str) -> datetime:
+    """A start/end argument as local wall time; an offset, if given, is converted to the user's zone."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ToolExecutionError(
+            f"{what} {text!r} is not an ISO 8601 date-time such as 2026-03-25T14:00", "invalid_request"
+        ) from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(LOCAL_ZONE).replace(tzinfo=None)
+    return moment.replace(second=0, microsecond=0)
+
+
+def _check_date(date: str) -> str:
+    try:
+        return datetime.strptime(date.strip(), "%Y-%m-%d").strftime("%Y-%m-%d")
+    except ValueError:
+        raise ToolExecutionError(f"date {date!r} is not a date such as 2026-03-23", "invalid_request") from None
+
+
+class _CalendarService(Service):
+    """Calendar tools shared by both providers; subclasses fix names, ids and the title field's name."""
+
+    domain = DOMAIN
+    category = "calendar"
+    State = CalendarState
+    state: CalendarState
+    event_prefix: ClassVar[str]
+    calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]]  # id, name, primary, read_only
+    title_arg: ClassVar[str]  # create_event's name for the event's title
+    invite_tool: ClassVar[str]  # the tool that adds attendees to an event
+
+    @classmethod
+    def primary_id(cls) -> str:
+        return next(c[0] for c in cls.calendars_seed if c[2])
+
+    @classmethod
+    def initial_state(cls) -> CalendarState:
+        calendars = [
+            CalendarInfo(calendar_id=cid, name=name, primary=primary, read_only=read_only)
+            for cid, name, primary, read_only in cls.calendars_seed
+        ]
+        events = [
+            CalendarEvent(
+                event_id=f"{cls.event_prefix}_{e['key']}",
+                calendar_id=cls.primary_id(),
+                title=e["title"],
+                start=e["start"],
+                end=e["end"],
+                location=e["location"],
+                attendees=list(e["attendees"]),
+            )
+            for e in EVENTS
+        ]
+        # a read-only holiday calendar, so that a write to it is refused
+        holiday = next((c[0] for c in cls.calendars_seed if c[3]), None)
+        if holiday:
+            events.append(
+                CalendarEvent(
+                    event_id=f"{cls.event_prefix}_holiday_easter",
+                    calendar_id=holiday,
+                    title="Easter Sunday",
+                    start="2026-04-05T00:00",
+                    end="2026-04-06T00:00",
+                )
+            )
+        return CalendarState(calendars=calendars, events=events)
+
+    def _calendar(self, calendar_id: str) -> CalendarInfo:
+        for calendar in self.state.calendars:
+            if calendar.calendar_id == calendar_id:
+                return calendar
+        raise not_found("calendar", calendar_id)
+
+    def _event(self, event_id: str) -> CalendarEvent:
+        for event in self.state.events:
+            if event.event_id == event_id:
+                return event
+        raise not_found("event", event_id)
+
+    def _event_view(self, event: CalendarEvent) -> dict[str, Any]:
+        return event.model_dump()
+
+    def _create(self, calendar_id: str, title: str, start: str, end: str, location: str) -> CalendarEvent:
+        calendar = self._calendar(calendar_id)
+        if calendar.read_only:
+            raise ToolExecutionError(f"calendar {calendar_id!r} ({calendar.name}) is read-only", "permission_denied")
+        if not title.strip():
+            raise ToolExecutionError("the event needs a title", "invalid_request")
+        begin, finish = _local_time(start, "start"), _local_time(end, "end")
+        if finish <= begin:
+            raise ToolExecutionError("end must be after start", "invalid_request")
+        event = CalendarEvent(
+            event_id=self.world.new_id(self.event_prefix),
+            calendar_id=calendar_id,
+            title=title.strip(),
+            start=begin.strftime("%Y-%m-%dT%H:%M"),
+            end=finish.strftime("%Y-%m-%dT%H:%M"),
+            location=location,
+            attendees=[self.world.user.email],
+            created_at=self.world.stamp(),
+        )
+        self.state.events.append(event)
+        return event
+
+    def _invite(self, event_id: str, attendees: list[str]) -> CalendarEvent:
+        event = self._event(event_id)
+        if self._calendar(event.calendar_id).read_only:
+            raise ToolExecutionError("events on a read-only calendar cannot be changed", "permission_denied")
+        contacts = [dict(c) for c in CONTACTS]
+        for address in _resolve_recipients(attendees, contacts):
+            if address not in event.attendees:
+                event.attendees.append(address)
+        return event
+
+    @tool("read", failure_hint="If the calendar you expect is missing, the account may be wrong; do not guess ids.")
+    def list_calendars(self) -> dict[str, Any]:
+        """List the user's calendars with their ids; the primary calendar is where new events normally go."""
+        return {"calendars": [c.model_dump() for c in self.state.calendars]}
+
+    @tool(
+        "readback",
+        failure_hint="Use this to confirm a created event landed on the right day and calendar; an event missing "
+        "here was not saved.",
+    )
+    def list_events(
+        self,
+        calendar_id: Annotated[str, Field(description="Calendar id from list_calendars")],
+        date: Annotated[str, Field(description="Local date, YYYY-MM-DD")],
+    ) -> dict[str, Any]:
+        """List the events of one calendar that start on a given local date, earliest first."""
+        self._calendar(calendar_id)
+        day = _check_date(date)
+        events = [e for e in self.state.events if e.calendar_id == calendar_id and e.start.startswith(day)]
+        events.sort(key=lambda e: e.start)
+        return {"calendar_id": calendar_id, "date": day, "events": [self._event_view(e) for e in events]}
+
+    @tool("read", failure_hint="No match may mean different wording; try one distinctive word before giving up.")
+    def search_events(
+        self, query: Annotated[str, Field(description="Words to find in event titles or locations")]
+    ) -> dict[str, Any]:
+        """Search events on all calendars by words in the title or location (all words must match)."""
+        terms = _words(query)
+        if not terms:
+            raise ToolExecutionError("query must contain at least one word", "invalid_request")
+        hits = [e for e in self.state.events if all(t in f"{e.title} {e.location}".lower() for t in terms)]
+        hits.sort(key=lambda e: e.start)
+        return {"query": query, "events": [self._event_view(e) for e in hits]}
+
+    @tool(
+        "readback",
+        failure_hint="Compare start, end and attendees with what you asked for; a write can report success but "
+        "store something else.",
+    )
+    def get_event(self, event_id: Annotated[str, Field(description="Event id")]) -> dict[str, Any]:
+        """Get one event in full by its id."""
+        return self._event_view(self._event(event_id))
+
+    @tool(
+        "write",
+        failure_hint="A 'deleted' status may not stick; confirm with list_events for that day that the event is gone.",
+    )
+    def delete_event(self, event_id: Annotated[str, Field(description="Event id to delete")]) -> dict[str, Any]:
+        """Delete an event from its calendar."""
+        event = self._event(event_id)
+        if self._calendar(event.calendar_id).read_only:
+            raise ToolExecutionError("events on a read-only calendar cannot be deleted", "permission_denied")
+        self.state.events.remove(event)
+        return {"event_id": event_id, "status": "deleted"}
+
+    @classmethod
+    def lookups(cls) -> list[Lookup]:
+        primary, prefix = cls.primary_id(), cls.event_prefix
+        return [
+            Lookup(
+                topic="calendar_monday_agenda",
+                request="What meetings do I have on Monday, March 23, and where is the quarterly planning review?",
+                call=Call("list_events", {"calendar_id": primary, "date": "2026-03-23"}),
+                shows=["Team standup", "Quarterly planning review"],
+                answer=["Quarterly planning review", "10:00", "Conference Room 4B"],
+                pin=Call("get_event", {"event_id": f"{prefix}_planning"}),
+            ),
+            Lookup(
+                topic="calendar_dentist_time",
+                request="When is my dentist appointment on my calendar, and where?",
+                call=Call("search_events", {"query": "dentist"}),
+                shows=["Dr. Okafor", "2026-03-26T15:30"],
+                answer=["2026-03-26", "15:30", "1820 Fillmore St"],
+                pin=Call("get_event", {"event_id": f"{prefix}_dentist"}),
+            ),
+        ]
+
+    @classmethod
+    def writes(cls) -> list[Write]:
+        primary, planning = cls.primary_id(), f"{cls.event_prefix}_planning"
+        invitees = ["dana.whitfield@example.com", "jordan.lee@example.com"]
+        return [
+            Write(
+                topic="calendar_block_taxes",
+                request="Block 2 to 4 PM on Wednesday, March 25 on my main calendar for 'Tax paperwork'.",
+                call=Call(
+                    "create_event",
+                    {
+                        "calendar_id": primary,
+                        cls.title_arg: "Tax paperwork",
+                        "start": "2026-03-25T14:00",
+                        "end": "2026-03-25T16:00",
+                    },
+                ),
+                readback=Call("list_events", {"calendar_id": primary, "date": "2026-03-25"}),
+                landed=["Tax paperwork"],
+                answer=["Tax paperwork", "14:00", "16:00"],
+            ),
+            Write(
+                topic="calendar_invite_planning",
+                request="Invite Dana Whitfield and Jordan Lee to my quarterly planning review on Monday.",
+                call=Call(cls.invite_tool, {"event_id": planning, "attendees": invitees}),
+                readback=Call("get_event", {"event_id": planning}),
+                landed=list(invitees),
+                answer=["Quarterly planning review", *invitees],
+            ),
+        ]
+
+
+class GoogleCalendar(_CalendarService):
+    name = "google_calendar"
+    title = "Google Calendar"
+    counterparts = ("outlook_calendar",)
+    event_prefix = "gev"
+    title_arg = "title"
+    invite_tool = "add_attendees"
+    calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]] = [
+        ("cal_001", "Alex Rivera", True, False),
+        ("cal_002", "Family", False, False),
+        ("cal_003", "Holidays in United States", False, True),
+    ]
+
+    @tool(
+        "write",
+        failure_hint="A 'confirmed' status does not prove the event was stored as asked; read it back with "
+        "list_events or get_event, and never create events from dates that are in the past or look corrupted.",
+    )
+    def create_event(
+        self,
+        calendar_id: Annotated[str, Field(description="Calendar id from list_calendars (primary: cal_001)")],
+        title: Annotated[str, Field(description="Event title")],
+        start: Annotated[str, Field(description="Start, local ISO date-time such as 2026-03-25T14:00")],
+        end: Annotated[str, Field(description="End, local ISO date-time such as 2026-03-25T16:00")],
+    ) -> dict[str, Any]:
+        """Create an event on a calendar (times in the user's local time zone, America/Los_Angeles)."""
+        event = self._create(calendar_id, title, start, end, "")
+        return {
+            "event_id": event.event_id,
+            "status": "confirmed",
+            "calendar_id": calendar_id,
+            "title": event.title,
+            "start": event.start,
+            "end": event.end,
+            "created_at": event.created_at,
+        }
+
+    @tool(
+        "write",
+        failure_hint="Some invitations may not be saved; confirm with get_event that every attendee is listed.",
+    )
+    def add_attendees(
+        self,
+        event_id: Annotated[str, Field(description="Event id")],
+        attendees: Annotated[list[str], Field(description="Email addresses (or exact contact names) to invite")],
+    ) -> dict[str, Any]:
+        """Invite people to an existing event; each gets an invitation email."""
+        event = self._invite(event_id, attendees)
+        return {"event_id": event_id, "status": "invitations_sent", "attendees": event.attendees}
+
+
+class OutlookCalendar(_CalendarService):
+    name = "outlook_calendar"
+    title = "Outlook Calendar"
+    counterparts = ("google_calendar",)
+    event_prefix = "olev"
+    title_arg = "subject"
+    invite_tool = "invite_attendees"
+    calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]] = [
+        ("olcal_calendar", "Calendar", True, False),
+        ("olcal_birthdays", "Birthdays", False, False),
+        ("olcal_us_holidays", "United States holidays", False, True),
+    ]
+
+    def _event_view(self, event: CalendarEvent) -> dict[str, Any]:
+        # Outlook calls an event's title its subject
+        view = event.model_dump()
+        view = {("subject" if key == "title" else key): value for key, value in view.items()}
+        return view
+
+    @tool(
+        "write",
+        failure_hint="A success response does not prove the event was stored as asked; read it back with "
+        "list_events or get_event before telling the user it is booked.",
+    )
+    def create_event(
+        self,
+        calendar_id: Annotated[str, Field(description="Calendar id from list_calendars (default: olcal_calendar)")],
+        subject: Annotated[str, Field(description="Event subject (its title)")],
+        start: Annotated[str, Field(description="Start, local ISO date-time such as 2026-03-25T14:00")],
+        end: Annotated[str, Field(description="End, local ISO date-time such as 2026-03-25T16:00")],
+        location: Annotated[str, Field(description="Optional place or meeting link")] = "",
+    ) -> dict[str, Any]:
+        """Create an event on a calendar (times in the user's local time zone, America/Los_Angeles)."""
+        event = self._create(calendar_id, subject, start, end, location)
+        return {"event_id": event.event_id, "status": "created", "calendar_id": calendar_id, "subject": event.title}
+
+    @tool(
+        "write",
+        failure_hint="Some invitations may not be saved; confirm with get_event that every attendee is listed.",
+    )
+    def invite_attendees(
+        self,
+        event_id: Annotated[str, Field(description="Event id")],
+        attendees: Annotated[list[str], Field(description="Email addresses (or exact contact names) to invite")],
+    ) -> dict[str, Any]:
+        """Send meeting invitations for an existing event to additional people."""
+        event = self._invite(event_id, attendees)
+        return {"event_id": event_id, "status": "sent", "invited": len(attendees), "attendees": event.attendees}
+
+
+SERVICES: list[type[Service]] = [Gmail, OutlookMail, GoogleCalendar, OutlookCalendar]

@@ -1,0 +1,903 @@
+"""Payments & finance services: person-to-person payments (Zelle, Venmo, PayPal) and brokerage (Robinhood, E*TRADE).
+
+The payment services know the same people (``CONTACTS``: the same emails and phone numbers everywhere) and the
+brokerages quote the same prices (``QUOTES``, as of the last close), so that a fallback from one service to its
+counterpart reaches the same facts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env_core.services.base import Call, Category, Lookup, Service, Write, invalid, money, not_found, shown, tool
+from env_core.tools import ToolExecutionError
+
+DOMAIN = "payments & finance"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Payments
+
+
+class Person(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    name: str
+    email: str
+    phone: str
+
+
+# The people every payment service knows (the user's contacts), with the same email and phone everywhere.
+CONTACTS: tuple[Person, ...] = (
+    Person(key="priya_nair", name="Priya Nair", email="priya.nair@example.com", phone="+1-415-555-0187"),
+    Person(key="dana_whitfield", name="Dana Whitfield", email="dana.whitfield@example.com", phone="+1-510-555-0123"),
+    Person(key="jordan_lee", name="Jordan Lee", email="jordan.lee@example.com", phone="+1-415-555-0164"),
+    Person(key="sam_patel", name="Sam Patel", email="sam.patel@example.com", phone="+1-650-555-0139"),
+    Person(key="mei_chen", name="Mei Chen", email="mei.chen@example.com", phone="+1-415-555-0171"),
+    Person(key="luis_ortega", name="Luis Ortega", email="luis.ortega@example.com", phone="+1-628-555-0112"),
+    Person(key="marcus_bell", name="Marcus Bell", email="marcus.bell@example.com", phone="+1-510-555-0196"),
+)
+
+
+def person(key: str) -> Person:
+    return next(p for p in CONTACTS if p.key == key)
+
+
+class Transfer(TypedDict):
+    """A payment's or request's amount (US dollars) and note, as the tools take them."""
+
+    amount: float
+    note: str
+
+
+COWORKERS = ("jordan_lee", "sam_patel", "mei_chen", "luis_ortega")
+DANA_PAYMENT: Transfer = {"amount": 85.4, "note": "Concert tickets"}
+MEI_REQUEST: Transfer = {"amount": 32.75, "note": "Team lunch on Friday"}
+RAMEN_SPLIT: Transfer = {"amount": 19.72, "note": "Ramen House lunch"}
+
+
+class Contact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    contact_id: str
+    name: str
+    email: str
+    phone: str
+    username: str | None = None
+
+
+class Payment(BaseModel):
+    """A transfer, payment or money request: one shape for the three services, each naming its id its own way."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    contact_id: str
+    name: str
+    amount: float
+    note: str
+    status: Literal["pending", "completed", "cancelled", "declined"]
+    created_at: str
+
+
+class PaymentsState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    balance: float
+    contacts: dict[str, Contact]
+    payments: dict[str, Payment]
+    requests: dict[str, Payment] = Field(default_factory=dict)
+
+
+ContactId = Annotated[str, Field(description="The contact's id, as the contact list returns it")]
+Amount = Annotated[float, Field(description="Amount in US dollars, e.g. 40.0", gt=0)]
+
+
+class _Payments(Category):
+    domain = DOMAIN
+    category = "payments"
+    State = PaymentsState
+    id_prefix: ClassVar[str]
+    contact_field: ClassVar[str] = "contact_id"
+    payment_field: ClassVar[str]
+    note_field: ClassVar[str] = "note"
+    finder: ClassVar[str] = "search_contacts"  # the read that finds a person's id
+    send_status: ClassVar[Literal["pending", "completed"]] = "completed"
+    start_balance: ClassVar[float]
+    max_amount: ClassVar[float] = 2500.0
+    usernames: ClassVar[bool] = False
+    history: ClassVar[tuple[tuple[str, str, float, str, str], ...]] = ()  # (id, contact key, amount, note, when)
+    open_requests: ClassVar[tuple[tuple[str, str, float, str, str], ...]] = ()
+
+    @classmethod
+    def contact_id(cls, key: str) -> str:
+        return f"{cls.id_prefix}_{key}"
+
+    @classmethod
+    def initial_state(cls) -> PaymentsState:
+        contacts = {
+            cls.contact_id(p.key): Contact(
+                contact_id=cls.contact_id(p.key),
+                name=p.name,
+                email=p.email,
+                phone=p.phone,
+                username="@" + p.name.replace(" ", "-") if cls.usernames else None,
+            )
+            for p in CONTACTS
+        }
+
+        def record(row: tuple[str, str, float, str, str], status: Literal["completed", "pending"]) -> Payment:
+            key, who, amount, note, when = row
+            return Payment(
+                id=key,
+                contact_id=cls.contact_id(who),
+                name=person(who).name,
+                amount=amount,
+                note=note,
+                status=status,
+                created_at=when,
+            )
+
+        return PaymentsState(
+            balance=cls.start_balance,
+            contacts=contacts,
+            payments={row[0]: record(row, "completed") for row in cls.history},
+            requests={row[0]: record(row, "pending") for row in cls.open_requests},
+        )
+
+    def _contact_record(self, c: Contact) -> dict[str, Any]:
+        record = c.model_dump(exclude_none=True)
+        record[self.contact_field] = record.pop("contact_id")
+        return record
+
+    def _contact(self, contact_id: str) -> Contact:
+        found: Contact | None = self.state.contacts.get(contact_id)
+        if found is None:
+            raise not_found(self.contact_field.removesuffix("_id"), contact_id)
+        return found
+
+    def _contacts(self, query: str = "") -> dict[str, Any]:
+        q = query.strip().lower().lstrip("@")
+        hits = [
+            self._contact_record(c)
+            for c in self.state.contacts.values()
+            if not q or q in f"{c.name} {c.email} {c.phone} {c.username or ''}".lower()
+        ]
+        return {"query": query, "contacts": hits} if query else {"contacts": hits}
+
+    def _record(self, p: Payment, id_field: str | None = None) -> dict[str, Any]:
+        record = p.model_dump()
+        record[id_field or self.payment_field] = record.pop("id")
+        record[self.contact_field] = record.pop("contact_id")
+        record[self.note_field] = record.pop("note")
+        return record
+
+    def _amount(self, amount: float) -> float:
+        value = money(amount)
+        if value <= 0:
+            raise invalid("amount must be at least 0.01")
+        if value > self.max_amount:
+            raise invalid(f"amount {value} is over the {self.max_amount} limit for one payment")
+        return value
+
+    def _send(self, contact_id: str, amount: float, note: str, prefix: str) -> dict[str, Any]:
+        contact, value = self._contact(contact_id), self._amount(amount)
+        if value > self.state.balance:
+            raise ToolExecutionError(
+                f"amount {value} is more than the available balance {self.state.balance}", "insufficient_funds"
+            )
+        self.state.balance = money(self.state.balance - value)
+        payment = Payment(
+            id=self.world.new_id(prefix),
+            contact_id=contact_id,
+            name=contact.name,
+            amount=value,
+            note=note,
+            status=self.send_status,
+            created_at=self.world.stamp(),
+        )
+        self.state.payments[payment.id] = payment
+        return self._record(payment)
+
+    def _payment(self, payment_id: str) -> Payment:
+        found: Payment | None = self.state.payments.get(payment_id)
+        if found is None:
+            raise not_found(self.payment_field.removesuffix("_id"), payment_id)
+        return found
+
+    def _history(self, key: str) -> dict[str, Any]:
+        return {
+            "available_balance": self.state.balance,
+            key: [self._record(p) for p in reversed(self.state.payments.values())],
+        }
+
+    def _request(self, contact_ids: list[str], amount: float, note: str) -> list[dict[str, Any]]:
+        if not contact_ids:
+            raise invalid("name at least one contact to request money from")
+        contacts, value = [self._contact(c) for c in contact_ids], self._amount(amount)
+        made = []
+        for contact in contacts:
+            request = Payment(
+                id=self.world.new_id(f"{self.id_prefix}_req"),
+                contact_id=contact.contact_id,
+                name=contact.name,
+                amount=value,
+                note=note,
+                status="pending",
+                created_at=self.world.stamp(),
+            )
+            self.state.requests[request.id] = request
+            made.append(self._record(request, "request_id"))
+        return made
+
+    @classmethod
+    def _finding(cls, name: str) -> Call:
+        """The read that finds a person's id before a payment: a search by name, or the whole contact list."""
+        return Call(cls.finder) if cls.finder.startswith("list_") else Call(cls.finder, {"query": name})
+
+    @classmethod
+    def _contact_lookups(cls, call: str, by_id: bool, pin: str | None) -> list[Lookup]:
+        lookups = []
+        for key, topic in (("priya_nair", "priya_contact"), ("dana_whitfield", "dana_contact")):
+            p = person(key)
+            arguments = {cls.contact_field: cls.contact_id(key)} if by_id else {"query": p.name}
+            lookups.append(
+                Lookup(
+                    topic=topic,
+                    request=f"What email address and phone number do I have on file for {p.name}?",
+                    call=Call(call, arguments),
+                    shows=[p.name, p.email, p.phone],
+                    answer=[p.email, p.phone],
+                    pin=Call(pin, {cls.contact_field: cls.contact_id(key)}) if pin else None,
+                )
+            )
+        return lookups
+
+
+def _send_dana(cls: type[_Payments], call: str, readback: str) -> Write:
+    dana = person("dana_whitfield")
+    note = cls.note_field
+    return Write(
+        topic="send_dana",
+        request=f"Send ${DANA_PAYMENT['amount']:.2f} to Dana Whitfield for the concert tickets.",
+        call=Call(
+            call,
+            {cls.contact_field: cls.contact_id(dana.key), "amount": DANA_PAYMENT["amount"], note: DANA_PAYMENT["note"]},
+        ),
+        readback=Call(readback),
+        before=[cls._finding(dana.name)],
+        landed=[dana.name, shown(DANA_PAYMENT["amount"])],
+        answer=[dana.name, shown(DANA_PAYMENT["amount"])],
+    )
+
+
+def _request_mei(cls: type[_Payments], call: str, as_list: bool) -> Write:
+    mei = person("mei_chen")
+    who: Any = [cls.contact_id(mei.key)] if as_list else cls.contact_id(mei.key)
+    return Write(
+        topic="request_mei",
+        request=f"Request ${MEI_REQUEST['amount']:.2f} from Mei Chen for her share of Friday's team lunch.",
+        call=Call(
+            call,
+            {
+                ("contact_ids" if as_list else "contact_id"): who,
+                "amount": MEI_REQUEST["amount"],
+                "note": MEI_REQUEST["note"],
+            },
+        ),
+        readback=Call("list_requests"),
+        before=[cls._finding(mei.name)],
+        landed=[mei.name, shown(MEI_REQUEST["amount"])],
+        answer=[mei.name, shown(MEI_REQUEST["amount"])],
+    )
+
+
+def _split(cls: type[_Payments], call: str, amount_field: str) -> Write:
+    first, last = person(COWORKERS[0]), person(COWORKERS[-1])
+    return Write(
+        topic="split_ramen",
+        request=f"Request ${RAMEN_SPLIT['amount']:.2f} each from Jordan Lee, Sam Patel, Mei Chen and Luis Ortega "
+        "for their share of the Ramen House lunch.",
+        call=Call(
+            call,
+            {
+                "contact_ids": [cls.contact_id(k) for k in COWORKERS],
+                amount_field: RAMEN_SPLIT["amount"],
+                "note": RAMEN_SPLIT["note"],
+            },
+        ),
+        readback=Call("list_requests"),
+        before=[cls._finding("")],
+        landed=[first.name, last.name],
+        answer=[shown(RAMEN_SPLIT["amount"]), last.name],
+    )
+
+
+class _Requesting(_Payments):
+    """A payment app that also requests money (Venmo, PayPal); its tool templates name ``{finder}``."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        cls.words = {"finder": cls.finder, **cls.__dict__.get("words", {})}
+        super().__init_subclass__(**kwargs)
+
+    @tool("read", failure_hint="An unknown id is a not_found error; take ids from {name}_{finder}.")
+    def get_contact(self, contact_id: ContactId) -> dict[str, Any]:
+        """One contact by id: name, email address and phone number."""
+        return self._contact_record(self._contact(contact_id))
+
+    @tool("readback", failure_hint="Shows only what persisted; a request missing here was not sent.")
+    def list_requests(self) -> dict[str, Any]:
+        """Every money request you have sent, newest first."""
+        return {"requests": [self._record(r, "request_id") for r in reversed(self.state.requests.values())]}
+
+
+class Zelle(_Payments):
+    name = "zelle"
+    title = "Zelle"
+    counterparts = ("venmo", "paypal")
+    id_prefix = "zr"
+    contact_field = "recipient_id"
+    payment_field = "transfer_id"
+    note_field = "memo"
+    send_status = "pending"
+    finder = "search_recipients"
+    start_balance = 2400.0
+    history = (
+        ("zt_20260307", "marcus_bell", 120.0, "March rent share", "2026-03-07T16:12:00Z"),
+        ("zt_20260314", "sam_patel", 60.0, "Soccer league fee", "2026-03-14T19:40:00Z"),
+    )
+
+    @tool(
+        "read", failure_hint="A recipient missing here may be listed under another name; try zelle_search_recipients."
+    )
+    def list_recipients(self) -> dict[str, Any]:
+        """Every enrolled recipient: name, email, phone and recipient id."""
+        return self._contacts()
+
+    @tool("read", failure_hint="Several people can match a name; confirm the one you mean with zelle_get_recipient.")
+    def search_recipients(
+        self, query: Annotated[str, Field(description="Name, email or phone to look for, e.g. 'Priya'")]
+    ) -> dict[str, Any]:
+        """Find enrolled recipients whose name, email or phone contains the query."""
+        return self._contacts(query)
+
+    @tool("read", failure_hint="An unknown id is a not_found error; take ids from zelle_list_recipients.")
+    def get_recipient(self, recipient_id: ContactId) -> dict[str, Any]:
+        """One enrolled recipient by id: name, email address and phone number."""
+        return self._contact_record(self._contact(recipient_id))
+
+    @tool(
+        "write",
+        failure_hint="The returned amount or status can be wrong; compare it with the request and confirm with "
+        "zelle_get_transfer.",
+    )
+    def send_transfer(
+        self,
+        recipient_id: ContactId,
+        amount: Amount,
+        memo: Annotated[str, Field(description="Optional memo the recipient sees")] = "",
+    ) -> dict[str, Any]:
+        """Send money from the checking account to an enrolled recipient; the transfer starts as pending."""
+        return self._send(recipient_id, amount, memo, "zt")
+
+    @tool("readback", failure_hint="An unknown id is a not_found error; list transfers with zelle_list_transfers.")
+    def get_transfer(self, transfer_id: Annotated[str, Field(description="The transfer's id")]) -> dict[str, Any]:
+        """One transfer by id: recipient, amount, memo and status."""
+        return self._record(self._payment(transfer_id))
+
+    @tool("write", failure_hint="Only a pending transfer can be cancelled; confirm the status with zelle_get_transfer.")
+    def cancel_transfer(self, transfer_id: Annotated[str, Field(description="The transfer's id")]) -> dict[str, Any]:
+        """Cancel a pending transfer; the amount goes back to the available balance."""
+        transfer = self._payment(transfer_id)
+        if transfer.status != "pending":
+            raise ToolExecutionError(f"transfer {transfer_id} is {transfer.status} and cannot be cancelled", "conflict")
+        transfer.status = "cancelled"
+        self.state.balance = money(self.state.balance + transfer.amount)
+        return {"transfer_id": transfer_id, "status": "cancelled", "amount": transfer.amount}
+
+    @tool("readback", failure_hint="Shows only what persisted; a transfer missing here was not sent.")
+    def list_transfers(self) -> dict[str, Any]:
+        """The available balance and every transfer, newest first."""
+        return self._history("transfers")
+
+    @classmethod
+    def lookups(cls) -> list[Lookup]:
+        return cls._contact_lookups("search_recipients", by_id=False, pin="get_recipient")
+
+    @classmethod
+    def writes(cls) -> list[Write]:
+        return [_send_dana(cls, "send_transfer", "list_transfers")]
+
+
+class Venmo(_Requesting):
+    name = "venmo"
+    title = "Venmo"
+    counterparts = ("zelle", "paypal")
+    id_prefix = "vn"
+    payment_field = "transaction_id"
+    finder = "list_contacts"
+    docs: ClassVar[dict[str, str]] = {
+        "get_contact": "One Venmo friend by id: name, username, email address and phone number."
+    }
+    start_balance = 640.0
+    usernames = True
+    history = (("vt_0309", "marcus_bell", 24.5, "Pizza night", "2026-03-09T02:15:00Z"),)
+    open_requests = (("vn_req_0302", "marcus_bell", 18.25, "Movie tickets", "2026-03-02T21:30:00Z"),)
+
+    @tool("read", failure_hint="Take the contact_id from here; names alone are not accepted by payment tools.")
+    def list_contacts(self) -> dict[str, Any]:
+        """Every Venmo friend: name, username, email, phone and contact id."""
+        return self._contacts()
+
+    @tool(
+        "write",
+        failure_hint="The returned amount can be wrong; compare it with the request and confirm with "
+        "venmo_get_transaction.",
+    )
+    def send_payment(
+        self,
+        contact_id: ContactId,
+        amount: Amount,
+        note: Annotated[str, Field(description="Optional note the friend sees")] = "",
+    ) -> dict[str, Any]:
+        """Pay a Venmo friend from the Venmo balance."""
+        return self._send(contact_id, amount, note, "vt")
+
+    @tool("readback", failure_hint="An unknown id is a not_found error: the payment did not persist.")
+    def get_transaction(
+        self, transaction_id: Annotated[str, Field(description="The payment's transaction id")]
+    ) -> dict[str, Any]:
+        """One payment by transaction id: friend, amount, note and status."""
+        return self._record(self._payment(transaction_id))
+
+    @tool("write", failure_hint="A request can silently not be sent; confirm with venmo_list_requests.")
+    def request_money(
+        self,
+        contact_id: ContactId,
+        amount: Amount,
+        note: Annotated[str, Field(description="What the request is for")] = "",
+    ) -> dict[str, Any]:
+        """Ask one Venmo friend to pay you an amount."""
+        return self._request([contact_id], amount, note)[0]
+
+    @tool(
+        "write",
+        failure_hint="Some of the requests can silently not be sent; confirm each friend with venmo_list_requests.",
+    )
+    def request_split(
+        self,
+        contact_ids: Annotated[list[str], Field(description="Ids of the friends to ask, from list_contacts")],
+        amount_each: Annotated[float, Field(description="Amount each friend owes in US dollars", gt=0)],
+        note: Annotated[str, Field(description="What the requests are for")] = "",
+    ) -> dict[str, Any]:
+        """Split a bill: ask several Venmo friends for the same amount each."""
+        return {"requests": self._request(contact_ids, amount_each, note)}
+
+    @classmethod
+    def lookups(cls) -> list[Lookup]:
+        return cls._contact_lookups("get_contact", by_id=True, pin=None)
+
+    @classmethod
+    def writes(cls) -> list[Write]:
+        return [_request_mei(cls, "request_money", as_list=False), _split(cls, "request_split", "amount_each")]
+
+
+class PayPal(_Requesting):
+    name = "paypal"
+    title = "PayPal"
+    counterparts = ("zelle", "venmo")
+    id_prefix = "pp"
+    payment_field = "payment_id"
+    start_balance = 1275.4
+    history = (("pp_pay_0228", "luis_ortega", 45.0, "Climbing gym guest pass", "2026-02-28T18:05:00Z"),)
+    open_requests = (("pp_req_0305", "marcus_bell", 30.0, "Birthday gift pool", "2026-03-05T17:45:00Z"),)
+
+    @tool("read", failure_hint="Several people can match a name; confirm the one you mean with paypal_get_contact.")
+    def search_contacts(
+        self, query: Annotated[str, Field(description="Name, email or phone to look for; empty lists everyone")]
+    ) -> dict[str, Any]:
+        """Find contacts whose name, email or phone contains the query."""
+        return self._contacts(query)
+
+    @tool(
+        "write",
+        failure_hint="The returned amount can be wrong; compare it with the request and confirm with "
+        "paypal_list_activity.",
+    )
+    def send_money(
+        self,
+        contact_id: ContactId,
+        amount: Amount,
+        note: Annotated[str, Field(description="Optional note the contact sees")] = "",
+    ) -> dict[str, Any]:
+        """Send money to a contact from the PayPal balance."""
+        return self._send(contact_id, amount, note, "pp_pay")
+
+    @tool("readback", failure_hint="An unknown id is a not_found error: the payment did not persist.")
+    def get_payment(self, payment_id: Annotated[str, Field(description="The payment's id")]) -> dict[str, Any]:
+        """One payment by id: contact, amount, note and status."""
+        return self._record(self._payment(payment_id))
+
+    @tool("readback", failure_hint="Shows only what persisted; a payment missing here was not sent.")
+    def list_activity(self) -> dict[str, Any]:
+        """The PayPal balance and every payment sent, newest first."""
+        return self._history("payments")
+
+    @tool(
+        "write",
+        failure_hint="Some of the requests can silently not be sent; confirm each contact with paypal_list_requests.",
+    )
+    def request_money(
+        self,
+        contact_ids: Annotated[list[str], Field(description="Ids of the contacts to ask, from search_contacts")],
+        amount: Annotated[float, Field(description="Amount each contact owes in US dollars", gt=0)],
+        note: Annotated[str, Field(description="What the request is for")] = "",
+    ) -> dict[str, Any]:
+        """Ask one or more contacts to pay you the same amount each."""
+        return {"requests": self._request(contact_ids, amount, note)}
+
+    @classmethod
+    def lookups(cls) -> list[Lookup]:
+        return cls._contact_lookups("search_contacts", by_id=False, pin="get_contact")
+
+    @classmethod
+    def writes(cls) -> list[Write]:
+        return [
+            _send_dana(cls, "send_money", "list_activity"),
+            _request_mei(cls, "request_money", as_list=True),
+            _split(cls, "request_money", "amount"),
+        ]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Trading
+
+
+class Quote(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    symbol: str
+    name: str
+    kind: Literal["stock", "etf"]
+    last_price: float
+    prev_close: float
+    quote_time: str
+
+
+QUOTE_TIME = "2026-03-19T20:00:00Z"  # Thursday's close: the market is shut at the clock's start (2 a.m. Eastern)
+
+
+def _quote(symbol: str, name: str, kind: Literal["stock", "etf"], last: float, prev: float) -> Quote:
+    return Quote(symbol=symbol, name=name, kind=kind, last_price=last, prev_close=prev, quote_time=QUOTE_TIME)
+
+
+# The prices both brokerages quote.
+QUOTES: tuple[Quote, ...] = (
+    _quote("AAPL", "Apple Inc.", "stock", 218.37, 215.92),
+    _quote("MSFT", "Microsoft Corporation", "stock", 402.16, 405.33),
+    _quote("NVDA", "NVIDIA Corporation", "stock", 131.42, 127.06),
+    _quote("AMD", "Advanced Micro Devices, Inc.", "stock", 109.83, 111.47),
+    _quote("TSM", "Taiwan Semiconductor Manufacturing Co.", "stock", 172.55, 170.18),
+    _quote("AVGO", "Broadcom Inc.", "stock", 196.71, 193.24),
+    _quote("INTC", "Intel Corporation", "stock", 21.34, 21.61),
+    _quote("VTI", "Vanguard Total Stock Market ETF", "etf", 281.64, 279.93),
+    _quote("VOO", "Vanguard S&P 500 ETF", "etf", 512.09, 509.77),
+    _quote("BND", "Vanguard Total Bond Market ETF", "etf", 72.18, 72.25),
+)
+
+
+class LimitOrder(TypedDict):
+    """A limit buy order's symbol, share count and limit price, as the order tools take them."""
+
+    symbol: str
+    quantity: int
+    limit_price: float
+
+
+VTI_ORDER: LimitOrder = {"symbol": "VTI", "quantity": 4, "limit_price": 279.85}
+CHIP_WATCHLIST = ["AMD", "TSM", "AVGO", "INTC"]
+
+
+def quote(symbol: str) -> Quote:
+    return next(q for q in QUOTES if q.symbol == symbol)
+
+
+class TradeOrder(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: str
+    symbol: str
+    side: Literal["buy", "sell"]
+    quantity: int
+    order_type: Literal["market", "limit"]
+    limit_price: float | None
+    status: Literal["queued", "open", "filled", "cancelled"]
+    placed_at: str
+
+
+class TradingState(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    buying_power: float
+    positions: dict[str, int]
+    orders: dict[str, TradeOrder]
+    watchlist: list[str]
+
+
+SymbolArg = Annotated[str, Field(description="Ticker symbol, e.g. 'NVDA'")]
+QuantityArg = Annotated[int, Field(description="Number of whole shares", ge=1)]
+LimitArg = Annotated[float | None, Field(description="Limit price in US dollars; only for limit orders")]
+OrderId = Annotated[str, Field(description="The order's id")]
+SymbolsArg = Annotated[list[str], Field(description="Ticker symbols to add, e.g. ['AMD', 'TSM']")]
+QueryArg = Annotated[str, Field(description="Company or fund name, or a ticker")]
+
+
+class _Trading(Category):
+    """A brokerage; ``words``: ``security`` (what a quote is of), ``filled`` (what a done order did), ``watchlist``."""
+
+    domain = DOMAIN
+    category = "trading"
+    State = TradingState
+    start_buying_power: ClassVar[float]
+    start_positions: ClassVar[dict[str, int]]
+    past_orders: ClassVar[tuple[TradeOrder, ...]]
+    search_tool: ClassVar[str]  # the provider's name for the search by company or fund name
+    order_words: ClassVar[tuple[str, str, str, str]]  # place_order's side field, its buy, type field, its limit
+
+    @classmethod
+    def initial_state(cls) -> TradingState:
+        return TradingState(
+            buying_power=cls.start_buying_power,
+            positions=dict(cls.start_positions),
+            orders={o.order_id: o.model_copy() for o in cls.past_orders},
+            watchlist=["AAPL", "MSFT", "NVDA"],
+        )
+
+    def _quote(self, symbol: str) -> Quote:
+        found = next((q for q in QUOTES if q.symbol == symbol.strip().upper()), None)
+        if found is None:
+            raise not_found("symbol", symbol)
+        return found
+
+    @tool("read", failure_hint="A quote can be stale; check quote_time against the time you need.")
+    def get_quote(self, symbol: SymbolArg) -> dict[str, Any]:
+        """The latest price of one {security}, with the previous close and the change."""
+        q = self._quote(symbol)
+        change = money(q.last_price - q.prev_close)
+        return {
+            **q.model_dump(),
+            "change": change,
+            "change_pct": money(change / q.prev_close * 100),
+        }
+
+    def _search(self, query: str) -> dict[str, Any]:
+        q = query.strip().lower()
+        if not q:
+            raise invalid("name a company, fund or ticker to search for")
+        words = q.split()
+        hits = [
+            {"symbol": x.symbol, "name": x.name, "kind": x.kind, "last_price": x.last_price}
+            for x in QUOTES
+            if x.symbol.lower() == q or all(w in x.name.lower() for w in words)
+        ]
+        return {"query": query, "results": hits}
+
+    def _place(
+        self, symbol: str, side: str, quantity: int, order_type: str, limit_price: float | None
+    ) -> dict[str, Any]:
+        q = self._quote(symbol)
+        if quantity < 1:
+            raise invalid("quantity must be at least 1 share")
+        if order_type == "limit":
+            if limit_price is None or limit_price <= 0:
+                raise invalid("a limit order needs a positive limit_price")
+            limit_price = money(limit_price)
+        elif limit_price is not None:
+            raise invalid("a market order takes no limit_price")
+        if side == "buy":
+            cost = money(quantity * (limit_price or q.last_price))
+            if cost > self.state.buying_power:
+                raise ToolExecutionError(
+                    f"order needs {cost} but buying power is {self.state.buying_power}", "insufficient_funds"
+                )
+            self.state.buying_power = money(self.state.buying_power - cost)
+        else:
+            held = self.state.positions.get(q.symbol, 0)
+            if quantity > held:
+                raise ToolExecutionError(f"cannot sell {quantity} {q.symbol}: {held} shares held", "conflict")
+        order = TradeOrder(
+            order_id=self.world.new_id("ord"),
+            symbol=q.symbol,
+            side=side,  # type: ignore[arg-type]
+            quantity=quantity,
+            order_type=order_type,  # type: ignore[arg-type]
+            limit_price=limit_price,
+            # the market is closed at the simulated clock: market orders wait for the open, limits rest on the book
+            status="queued" if order_type == "market" else "open",
+            placed_at=self.world.stamp(),
+        )
+        self.state.orders[order.order_id] = order
+        return order.model_dump()
+
+    @tool("write", failure_hint="Only queued or open orders can be cancelled; confirm with {name}_list_orders.")
+    def cancel_order(self, order_id: OrderId) -> dict[str, Any]:
+        """Cancel an order that has not {filled}."""
+        order = self.state.orders.get(order_id)
+        if order is None:
+            raise not_found("order", order_id)
+        if order.status not in ("queued", "open"):
+            raise ToolExecutionError(f"order {order_id} is {order.status} and cannot be cancelled", "conflict")
+        order.status = "cancelled"
+        if order.side == "buy":
+            price = order.limit_price or quote(order.symbol).last_price
+            self.state.buying_power = money(self.state.buying_power + order.quantity * price)
+        return {"order_id": order_id, "status": "cancelled"}
+
+    @tool("readback", failure_hint="Shows only what persisted; an order missing here was not placed.")
+    def list_orders(self) -> dict[str, Any]:
+        """Buying power and every order, newest first, with its status."""
+        return {
+            "buying_power": self.state.buying_power,
+            "orders": [o.model_dump() for o in reversed(self.state.orders.values())],
+        }
+
+    @tool("write", failure_hint="Adding can silently drop some symbols; confirm with {name}_get_watchlist.")
+    def add_to_watchlist(self, symbols: SymbolsArg) -> dict[str, Any]:
+        """Add one or more tickers to the {watchlist}."""
+        if not symbols:
+            raise invalid("name at least one symbol")
+        found = [self._quote(s).symbol for s in symbols]
+        added = [s for s in dict.fromkeys(found) if s not in self.state.watchlist]
+        self.state.watchlist.extend(added)
+        return {"status": "added", "added": added}
+
+    @tool("readback", failure_hint="Shows only what persisted; re-add any symbol missing here.")
+    def get_watchlist(self) -> dict[str, Any]:
+        """The tickers on the {watchlist} with their latest prices."""
+        return {
+            "symbols": [
+                {"symbol": s, "name": quote(s).name, "last_price": quote(s).last_price} for s in self.state.watchlist
+            ]
+        }
+
+    @classmethod
+    def lookups(cls) -> list[Lookup]:
+        nvda, vti = quote("NVDA"), quote("VTI")
+        return [
+            Lookup(
+                topic="nvda_quote",
+                request="What is NVIDIA's latest share price?",
+                call=Call("get_quote", {"symbol": "NVDA"}),
+                shows=["NVDA", shown(nvda.last_price)],
+                answer=[shown(nvda.last_price)],
+                value_field="last_price",
+            ),
+            Lookup(
+                topic="total_market_fund",
+                request="What is the ticker of the Vanguard Total Stock Market ETF and what does it trade at?",
+                call=Call(cls.search_tool, {"query": "Vanguard Total Stock Market"}),
+                shows=[vti.symbol, shown(vti.last_price)],
+                answer=[vti.symbol, shown(vti.last_price)],
+                pin=Call("get_quote", {"symbol": vti.symbol}),
+                value_field="last_price",
+            ),
+        ]
+
+    @classmethod
+    def writes(cls) -> list[Write]:
+        side, buy, order_type, limit = cls.order_words
+        vti_landed = [VTI_ORDER["symbol"], shown(VTI_ORDER["limit_price"])]
+        return [
+            Write(
+                topic="buy_vti",
+                request="Buy 4 shares of VTI with a limit price of $279.85.",
+                call=Call(
+                    "place_order",
+                    {
+                        "symbol": "VTI",
+                        side: buy,
+                        "quantity": VTI_ORDER["quantity"],
+                        order_type: limit,
+                        "limit_price": VTI_ORDER["limit_price"],
+                    },
+                ),
+                readback=Call("list_orders"),
+                before=[Call("get_quote", {"symbol": "VTI"})],
+                landed=vti_landed,
+                answer=vti_landed,
+            ),
+            Write(
+                topic="chip_watchlist",
+                request="Add AMD, TSM, AVGO and INTC to my watchlist.",
+                call=Call("add_to_watchlist", {"symbols": list(CHIP_WATCHLIST)}),
+                readback=Call("get_watchlist"),
+                landed=[CHIP_WATCHLIST[0], CHIP_WATCHLIST[-1]],
+                answer=[CHIP_WATCHLIST[0], CHIP_WATCHLIST[-1]],
+            ),
+        ]
+
+
+class Robinhood(_Trading):
+    name = "robinhood"
+    title = "Robinhood"
+    counterparts = ("etrade",)
+    words: ClassVar[dict[str, str]] = {"security": "stock or ETF", "filled": "filled", "watchlist": "watchlist"}
+    search_tool = "search_instruments"
+    order_words = ("side", "buy", "order_type", "limit")
+    start_buying_power = 5000.0
+    start_positions: ClassVar[dict[str, int]] = {"AAPL": 12, "MSFT": 3}
+    past_orders = (
+        TradeOrder(
+            order_id="rh_ord_0412",
+            symbol="MSFT",
+            side="buy",
+            quantity=3,
+            order_type="market",
+            limit_price=None,
+            status="filled",
+            placed_at="2026-03-12T14:31:08Z",
+        ),
+    )
+
+    @tool("read", failure_hint="Prices in search results can lag; confirm the price with robinhood_get_quote.")
+    def search_instruments(self, query: QueryArg) -> dict[str, Any]:
+        """Find stocks and ETFs whose name or ticker matches the query."""
+        return self._search(query)
+
+    @tool("write", failure_hint="An order id does not prove the order persisted; confirm with robinhood_list_orders.")
+    def place_order(
+        self,
+        symbol: SymbolArg,
+        side: Annotated[Literal["buy", "sell"], Field(description="Buy or sell")],
+        quantity: QuantityArg,
+        order_type: Annotated[Literal["market", "limit"], Field(description="Market or limit order")],
+        limit_price: LimitArg = None,
+    ) -> dict[str, Any]:
+        """Place a market or limit order for whole shares."""
+        return self._place(symbol, side, quantity, order_type, limit_price)
+
+
+class ETrade(_Trading):
+    name = "etrade"
+    title = "E*TRADE"
+    counterparts = ("robinhood",)
+    words: ClassVar[dict[str, str]] = {"security": "security", "filled": "executed", "watchlist": "watch list"}
+    search_tool = "lookup_symbol"
+    order_words = ("action", "BUY", "price_type", "LIMIT")
+    start_buying_power = 12000.0
+    start_positions: ClassVar[dict[str, int]] = {"VOO": 8, "BND": 40}
+    past_orders = (
+        TradeOrder(
+            order_id="et_ord_8830",
+            symbol="VOO",
+            side="buy",
+            quantity=2,
+            order_type="limit",
+            limit_price=505.0,
+            status="filled",
+            placed_at="2026-03-05T15:02:44Z",
+        ),
+    )
+
+    @tool("read", failure_hint="Prices in lookup results can lag; confirm the price with etrade_get_quote.")
+    def lookup_symbol(self, query: QueryArg) -> dict[str, Any]:
+        """Look up the ticker symbols of companies and funds whose name matches the query."""
+        return self._search(query)
+
+    @tool("write", failure_hint="An order id does not prove the order persisted; confirm with etrade_list_orders.")
+    def place_order(
+        self,
+        symbol: SymbolArg,
+        action: Annotated[Literal["BUY", "SELL"], Field(description="BUY or SELL")],
+        quantity: QuantityArg,
+        price_type: Annotated[Literal["MARKET", "LIMIT"], Field(description="MARKET or LIMIT")],
+        limit_price: LimitArg = None,
+    ) -> dict[str, Any]:
+        """Place an equity order (market or limit) for whole shares."""
+        return self._place(symbol, action.lower(), quantity, price_type.lower(), limit_price)
+
+
+SERVICES: list[type[Service]] = [Zelle, Venmo, PayPal, Robinhood, ETrade]
