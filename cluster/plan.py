@@ -23,6 +23,7 @@ from env_core.errors import ConfigError, did_you_mean
 from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Strict
 from env_core.suites import Suite, SuiteRef, load_ref
 from storage import is_s3, join_uri
+from workers.agent import FOLLOW_UP_PROTOCOLS, HARNESS_PROMPT_PROTOCOLS
 from workers.docgen import document_suite
 from workers.runner import EpisodePlan, ShardSpec
 
@@ -126,6 +127,30 @@ def check_hints(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> No
                 )
 
 
+def check_protocol(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> None:
+    """A harness layer in the system prompt and a scenario's follow-up turns are carried by some agent loops only:
+    under another protocol they would silently not happen, and the run would be reported as if they had."""
+    protocol = config.agent.protocol
+    for i, setting in enumerate(config.settings):
+        if setting.harness in ("preamble", "few_shot") and protocol not in HARNESS_PROMPT_PROTOCOLS:
+            raise ConfigError(
+                f"setting '{setting.name}' adds the {setting.harness} harness layer to the system prompt, which "
+                f"agent.protocol '{protocol}' does not use",
+                field=f"settings[{i}].harness",
+                hint=f"use agent.protocol: {' or '.join(HARNESS_PROMPT_PROTOCOLS)}",
+            )
+    if protocol not in FOLLOW_UP_PROTOCOLS:
+        for ref, suite in loaded:
+            multi = [s.id for s in suite.scenarios if s.follow_ups]
+            if multi:
+                raise ConfigError(
+                    f"suite '{ref.label}' has multi-turn scenarios ({len(multi)}, e.g. '{multi[0]}'), whose follow-up "
+                    f"turns agent.protocol '{protocol}' does not play",
+                    field="agent.protocol",
+                    hint=f"use agent.protocol: {' or '.join(FOLLOW_UP_PROTOCOLS)}",
+                )
+
+
 def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     """Expand models × suites × settings × seeds × scenarios into shards of at most ``run.shard_size`` episodes.
 
@@ -140,6 +165,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     loaded = [(ref, load_ref(ref, document_suite)) for ref in config.suites]  # docs: model builds document
     check_fault_targets(config, loaded)
     check_hints(config, loaded)
+    check_protocol(config, loaded)
     for ref, suite in loaded:
         suites.append(
             SuiteRecord(

@@ -642,13 +642,14 @@ class ConceptMatcher(Protocol):
 
 # Calibrated with :func:`calibrate` on tests/test_scoring/data/concept_pairs.jsonl (193 hand-written pairs: 96
 # paraphrases that match; 97 that do not: wrong numbers, negations, other names or dates, and on-topic answers that
-# never state the concept). The F1-best cut: precision 0.918, recall 0.938, F1 0.928 there. MiniLM similarities are
-# low for abstract recovery statements ("was unavailable" against "could not be reached" scores about 0.4), hence
-# the low cut; the number, name and negation gates carry the precision. Scenarios should give synonyms for such
-# concepts. Known limit: a contrary state in other words ("in stock" against "out of stock", "praise" against
-# "complain") is beyond MiniLM; 14 of the 17 such pairs in concept_pairs_contrary.jsonl match at this cut (the
-# JudgeMatcher is the remedy where that matters).
-THRESHOLD = 0.205
+# never state the concept): the lowest cut with precision >= TARGET_PRECISION, which there gives precision 0.96,
+# recall 0.75 (F1 0.84). Facts of one or two words never reach this step (MIN_PARAPHRASE_WORDS). MiniLM scores
+# abstract recovery statements low ("was unavailable" against "could not be reached" is about 0.4), so scenarios
+# give synonyms for such concepts. Known limit: a contrary state in other words ("in stock" against "out of stock",
+# "praise" against "complain") is beyond MiniLM; 10 of the 17 such pairs in concept_pairs_contrary.jsonl match at
+# this cut (the JudgeMatcher is the remedy where that matters).
+TARGET_PRECISION = 0.95  # what calibrate aims for: a checkpoint passed by mistake is worse than one missed
+THRESHOLD = 0.363
 
 _model_lock = threading.Lock()
 _model: Any = None
@@ -671,15 +672,26 @@ def _sentence_model() -> Any:
         return _model
 
 
+# Concepts shorter than this are facts ("Thunderstorms", "Venmo", "two guests"): they pass only when stated after
+# normalization or as one of the scenario's synonyms. Sentence similarity is for statements, where wording varies;
+# on a word or two it rewards mere topicality ("Thunderstorms" is close to "it will be sunny").
+MIN_PARAPHRASE_WORDS = 3
+
+
 class EmbeddingMatcher:
     """Normalized matching, then embedding similarity (see the module docstring). ``threshold``: the cosine a
     clause of the answer must reach. ``encode``: texts -> unit vectors (a list of float lists or an array); by
     default the packaged MiniLM, loaded on first use."""
 
     def __init__(
-        self, threshold: float = THRESHOLD, encode: Callable[[list[str]], Any] | None = None, cache_size: int = 8192
+        self,
+        threshold: float = THRESHOLD,
+        encode: Callable[[list[str]], Any] | None = None,
+        cache_size: int = 8192,
+        min_words: int = MIN_PARAPHRASE_WORDS,
     ):
         self.threshold = threshold
+        self.min_words = min_words
         self._encode_fn = encode
         self._cache: dict[str, Any] = {}
         self._cache_size = cache_size
@@ -715,8 +727,8 @@ class EmbeddingMatcher:
         best = -math.inf
         for form in forms:
             wanted = _read(form)
-            if not wanted.normal:
-                continue
+            if not wanted.normal or len(wanted.normal.split()) < self.min_words:
+                continue  # a fact (a name, a condition, a number) must be stated, not resembled
             required, names = _required_tokens(wanted.normal), _entity_words(form)
             open_ = _allowed(pieces, [_contradicts(wanted, span) for span in spans])
             allowed = [
@@ -866,10 +878,15 @@ def evaluate(pairs: Iterable[Any], threshold: float, matcher: EmbeddingMatcher |
     return Calibration(threshold, precision, recall, f1, len(rows))
 
 
-def calibrate(pairs: Iterable[Any], matcher: EmbeddingMatcher | None = None) -> Calibration:
-    """The embedding threshold that maximizes F1 on labelled pairs (ties: the higher precision). Pairs decided by
-    normalization count as matches at every threshold, gated ones as misses. The threshold returned lies halfway
-    between the lowest similarity it accepts and the next one below, so that it does not sit on a data point."""
+def calibrate(
+    pairs: Iterable[Any], matcher: EmbeddingMatcher | None = None, precision_at_least: float = TARGET_PRECISION
+) -> Calibration:
+    """The embedding threshold for labelled pairs: the lowest cut whose precision reaches ``precision_at_least``
+    (so the most recall at that precision), or, when no cut does, the one that maximizes F1 (ties: the higher
+    precision). Precision comes first because a checkpoint passed by mistake credits a recovery that never happened.
+    Pairs decided by normalization count as matches at every threshold, gated ones as misses. The threshold
+    returned lies halfway between the lowest similarity it accepts and the next one below, so that it does not sit
+    on a data point."""
     rows = [_as_pair(p) for p in pairs]
     if not rows:
         raise ValueError("calibrate: no pairs")
@@ -882,6 +899,11 @@ def calibrate(pairs: Iterable[Any], matcher: EmbeddingMatcher | None = None) -> 
         precision, recall, f1 = _confusion(evidence, labels, cut)
         if best is None or (f1, precision) > (best[0], best[1]):
             best = (f1, precision, recall, cut)
+    for cut in cuts:  # ascending: the first cut precise enough keeps the most recall
+        precision, recall, f1 = _confusion(evidence, labels, cut)
+        if precision >= precision_at_least:
+            best = (f1, precision, recall, cut)
+            break
     assert best is not None
     f1, precision, recall, cut = best
     below = [c for c in cuts if c < cut]
@@ -1000,9 +1022,10 @@ def failure_mode(trajectory: Trajectory, scenario: Scenario, *, passed: bool | N
       verify-tier calls are missing after a successful write (the agent trusted the write's acknowledgement).
     - ``FM2``: a value corruption (decimal_shift, bad_total, set, wrong_year) fired and recovery or verify calls
       are missing.
-    - ``FM4``: a stale or ambiguous result, or a duplicate / phantom record, and recovery calls are missing.
-    - ``FM3``: a loud failure (unavailable, timeout, rate limit, service unavailable, auth, dependency failed) and
+    - ``FM4``: a stale or ambiguous result, a duplicate / phantom record, or a response whose fields drifted, and
       recovery calls are missing.
+    - ``FM3``: a loud failure (unavailable, timeout, rate limit, service unavailable, auth, dependency failed) and
+      recovery calls are missing, or a required call of a tool that failed never succeeded (no retry).
     - ``FM5``: task-tier calls are missing although none of their tools failed (the agent stopped midway).
     - ``other``.
     """
@@ -1038,18 +1061,23 @@ def failure_mode(trajectory: Trajectory, scenario: Scenario, *, passed: bool | N
     modes = {_corruption_mode(trajectory, s) for s, f in fired if f.kind == FaultKind.corrupted}
     if modes & set(_VALUE_CORRUPTIONS) and recovery_or_verify:
         return "FM2"
+    # a response whose fields were renamed or retyped is a payload that is well-formed but not what it claims
+    drifted = any(f.kind == FaultKind.schema_drift and not _is_argument_drift(trajectory, s) for s, f in fired)
     silent_bad = bool(kinds & {FaultKind.stale, FaultKind.ambiguous}) or bool(modes & set(_RECORD_CORRUPTIONS))
-    if silent_bad and "recovery" in tiers_missing:
+    if (silent_bad or drifted) and "recovery" in tiers_missing:
         return "FM4"
     loud = any(
         s.observation is not None and s.observation.error is not None and s.observation.error.type in _LOUD_ERRORS
         for s in steps
     )
-    if loud and "recovery" in tiers_missing:
-        return "FM3"
     failed_tools = {
         s.action.tool_call.name for s in steps if s.action.tool_call and s.observation and not s.observation.ok
     }
+    # a loud failure with no retry or fallback: the recovery calls are missing, or a required call of a tool that
+    # failed never succeeded (a transient error left unretried)
+    unretried = any(set(gold.required_calls[i].tools) & failed_tools for i in missing)
+    if loud and ("recovery" in tiers_missing or unretried):
+        return "FM3"
     if any(
         gold.required_calls[i].tier == "task" and not set(gold.required_calls[i].tools) & failed_tools for i in missing
     ):

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +83,23 @@ class LocalServices:
 
     def up(self, which: str = "all") -> None:
         self.script("up", which)
+        if which in ("s3", "all"):
+            self.wait_for_s3_reads()
+
+    def wait_for_s3_reads(self, timeout_s: float = 60.0) -> None:
+        """Until a written object reads back: after a restart SeaweedFS's gateway answers before its volume server
+        serves data (a GetObject then fails with InternalError), and the script only waits for the gateway."""
+        client = self.s3_client()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                client.put_object(Bucket=BUCKET, Key="readiness-probe", Body=b"ok")
+                if client.get_object(Bucket=BUCKET, Key="readiness-probe")["Body"].read() == b"ok":
+                    return
+            except Exception:  # any error of a server still starting: try again until the deadline
+                if time.monotonic() > deadline:
+                    raise
+            time.sleep(0.5)
 
     def down(self, which: str = "all") -> None:
         self.script("down", which)

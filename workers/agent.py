@@ -54,6 +54,10 @@ TEXT_CALL_FEEDBACK = (
 )
 
 Protocol = Literal["function_calling", "react", "codeact", "direct"]
+# The loops that carry a scenario's follow-up user turns, and the one whose system prompt takes a harness layer: a
+# plan that needs either under another protocol is refused (cluster.plan), never run without it.
+FOLLOW_UP_PROTOCOLS = ("function_calling", "react")
+HARNESS_PROMPT_PROTOCOLS = ("function_calling",)
 
 
 class AgentConfig(Strict):
@@ -510,6 +514,7 @@ async def run_react(
         {"role": "system", "content": react_prompt + _tool_schemas(env)},
         {"role": "user", "content": start.task},
     ]
+    follow_ups = list(env.scenario.follow_ups)  # a multi-turn scenario's next user messages
     parse_failures = 0
     for index in range(config.max_turns):
         reply = await _model_turn(client, messages, [], index, trajectory)
@@ -522,6 +527,9 @@ async def run_react(
         messages.append({"role": "assistant", "content": text})
         if kind == "final":
             trajectory.turns[-1].parse_stage = "react_final"
+            if follow_ups:  # the user goes on: the answer so far stays in the turn, the episode continues
+                messages.append({"role": "user", "content": follow_ups.pop(0)})
+                continue
             return _finish(env, trajectory, index, value)
         if kind == "error":
             parse_failures += 1

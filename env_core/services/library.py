@@ -164,6 +164,18 @@ WHAT_WENT_WRONG = {
     FaultKind.silent_noop: "did not keep the change",
     FaultKind.cascade: "failed because a service it depends on failed",
 }
+# Other ways an answer states the same thing (the checkpoint's synonyms): a model words it its own way, and an
+# abstract phrase is where sentence similarity is weakest.
+SAID_OTHERWISE = {
+    FaultKind.unavailable: ["was down", "could not be reached", "was not available", "returned an error"],
+    FaultKind.transient: ["failed the first time", "timed out at first", "was rate limited", "worked on a retry"],
+    FaultKind.stale: ["outdated", "stale", "old data", "not current"],
+    FaultKind.corrupted: ["inconsistent", "did not add up", "looked wrong", "corrupted", "duplicated"],
+    FaultKind.schema_drift: ["changed its format", "renamed", "unexpected format", "different field names"],
+    FaultKind.ambiguous: ["several matches", "multiple matches", "more than one match", "ambiguous"],
+    FaultKind.silent_noop: ["did not save", "was not saved", "did not go through", "did not persist"],
+    FaultKind.cascade: ["a service it depends on", "upstream service failed", "dependency failed"],
+}
 
 
 _SILENT = (FaultKind.stale, FaultKind.corrupted, FaultKind.schema_drift, FaultKind.ambiguous)
@@ -269,6 +281,7 @@ def lookup_scenario(
             reports=reports,
             required_calls=required,
             checkpoints=checkpoints,
+            synonyms={WHAT_WENT_WRONG[kind]: SAID_OTHERWISE[kind]},
         ),
         metadata=_metadata(pair, variant, "lookup", _writes_of(service, other)),
     )
@@ -372,7 +385,12 @@ def write_scenario(
         disclosure=[reveal],
         faults=faults,
         gold=Gold(
-            answer=list(recipe.answer), plans=plans, reports=reports, required_calls=required, checkpoints=checkpoints
+            answer=list(recipe.answer),
+            plans=plans,
+            reports=reports,
+            required_calls=required,
+            checkpoints=checkpoints,
+            synonyms={WHAT_WENT_WRONG[kind]: SAID_OTHERWISE[kind]},
         ),
         metadata=_metadata(
             pair, variant, "cascade" if kind == FaultKind.cascade else "write", _writes_of(service, other)

@@ -37,6 +37,7 @@ from env_core.model import (
 from scoring import services
 from scoring.services import (
     LAYOUTS,
+    TARGET_PRECISION,
     THRESHOLD,
     EmbeddingMatcher,
     JudgeMatcher,
@@ -321,7 +322,7 @@ def constant(texts: list[str]) -> list[list[float]]:
         ("sent $150 to Priya", "Priya got the money: 15 dollars.", False),  # the number differs
         ("sent $150 to Nair Priya", "Marco got the money: 150 dollars.", False),  # the name is missing
         ("the receipt was emailed", "I could not email the receipt.", False),  # negated, same words
-        ("was unavailable", "It could not be reached.", True),  # negated paraphrase, other words
+        ("the service was unavailable", "It could not be reached.", True),  # negated paraphrase, other words
         ("the email was sent", "I drafted the email but have not sent it yet.", False),  # the later part overrides
         ("the retry worked", "It failed at first, but the retry worked.", True),
         ("the package arrives Friday", "It arrives Monday.", False),  # weekday names must agree
@@ -340,7 +341,14 @@ def test_candidate_spans_cover_sentences_clauses_and_the_whole_text() -> None:
 
 def test_the_embedding_matcher_on_the_packaged_model() -> None:
     matcher = services.default_matcher()
-    assert matcher.matches("was unavailable", "Weather.com was down, so I used Yahoo Weather.")
+    # a statement may be paraphrased
+    assert matcher.matches("Weather.com was unavailable", "Weather.com was down, so I used Yahoo Weather.")
+    assert not matcher.matches("Google Reviews was unavailable", "Here are the Google Reviews for Martin's.")
+    # a fact of a word or two must be stated, or said as one of the scenario's synonyms: resemblance is not enough
+    assert not matcher.matches("Thunderstorms", "It will be sunny on Saturday.")
+    assert not matcher.matches("was unavailable", "Everything worked fine.")
+    assert not matcher.matches("was unavailable", "Weather.com was down, so I used Yahoo Weather.")
+    assert matcher.matches("was unavailable", "Weather.com was down, so I used Yahoo Weather.", ["was down"])
     assert matcher.matches("$150", "Done: $150.00 was sent.")
     assert not matcher.matches("$150", "Done: $15.00 was sent.")
     assert not matcher.matches("saved", "The location was not saved.")
@@ -366,8 +374,8 @@ def test_the_shipped_threshold_is_the_calibrated_one() -> None:
     assert found.n == len(pairs)
     assert abs(found.threshold - THRESHOLD) <= 0.05
     at_shipped = evaluate(pairs, THRESHOLD)
-    assert at_shipped.precision >= 0.9
-    assert at_shipped.recall >= 0.8
+    assert at_shipped.precision >= TARGET_PRECISION
+    assert at_shipped.recall >= 0.7
 
 
 def test_calibrate_picks_the_f1_best_cut_with_a_stub() -> None:
@@ -377,7 +385,7 @@ def test_calibrate_picks_the_f1_best_cut_with_a_stub() -> None:
     def encode(texts: list[str]) -> list[list[float]]:
         return [[math.cos(angles[t]), math.sin(angles[t])] for t in texts]
 
-    matcher = EmbeddingMatcher(encode=encode)
+    matcher = EmbeddingMatcher(encode=encode, min_words=1)
     pairs = [("c", "p1", True), ("c", "p2", True), ("c", "n1", False), ("c", "n2", False)]
     found = calibrate(pairs, matcher)
     assert (found.precision, found.recall, found.f1) == (1.0, 1.0, 1.0)

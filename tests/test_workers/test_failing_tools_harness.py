@@ -10,6 +10,9 @@ import pytest
 from endpoint_server import answer, scripted_server, tool_calls
 from pydantic import ValidationError
 
+from cluster.config import SweepConfig
+from cluster.plan import plan_sweep
+from env_core.errors import ConfigError
 from env_core.faults import PRESET_SETTINGS, Setting
 from env_core.services.build import ServicesSuite
 from env_core.suites import load_ref
@@ -97,3 +100,50 @@ def test_the_agent_can_ask_the_scripted_user_before_acting() -> None:
     assert "don't book anything" in reply
     (result,) = output.results
     assert result.score == 1.0 and result.details["fm_label"] is None
+
+
+def test_react_plays_follow_up_turns_too(tmp_path: Path) -> None:
+    card = load_ref(ServicesSuite()).by_id[CARD]
+    mine = card.model_copy(update={"id": "mine.two_turns", "follow_ups": ["And on Sunday?"]})
+    extra = tmp_path / "mine.jsonl"
+    extra.write_text(mine.model_dump_json() + "\n")
+    script = [answer("Thought: I know.\nFinal Answer: storms Saturday"), answer("Thought: ok\nFinal Answer: showers")]
+    with scripted_server(script) as server:
+        output = run(
+            server.base_url,
+            PRESET_SETTINGS["clean"],
+            "mine.two_turns",
+            ServicesSuite(extra=str(extra)),
+            protocol="react",
+            prompt="default",
+        )
+    assert server.chat_requests[1]["messages"][-1]["content"] == "And on Sunday?"
+    assert output.trajectories[0].final_answer == "showers"
+
+
+def sweep(tmp_path: Path, **changes: object) -> SweepConfig:
+    data: dict[str, object] = {
+        "models": ["oracle"],
+        "suites": [{"family": "services"}],
+        "settings": ["base"],
+        "run": {"store": str(tmp_path)},
+    }
+    return SweepConfig.model_validate({**data, **changes})
+
+
+def test_a_prompt_harness_layer_under_a_protocol_that_has_no_such_prompt_is_refused(tmp_path: Path) -> None:
+    config = sweep(tmp_path, settings=[{"name": "h1_preamble", "harness": "preamble"}], agent={"protocol": "react"})
+    with pytest.raises(ConfigError, match=r"setting 'h1_preamble' adds the preamble harness layer") as caught:
+        plan_sweep(config)
+    assert caught.value.field == "settings[0].harness"
+    # schema notes live in the tool descriptions, which every protocol shows
+    plan_sweep(sweep(tmp_path, settings=[{"name": "h2", "harness": "schema_notes"}], agent={"protocol": "react"}))
+
+
+def test_multi_turn_scenarios_under_a_protocol_without_follow_ups_are_refused(tmp_path: Path) -> None:
+    card = load_ref(ServicesSuite()).by_id[CARD]
+    extra = tmp_path / "mine.jsonl"
+    extra.write_text(card.model_copy(update={"id": "mine.two_turns", "follow_ups": ["More?"]}).model_dump_json())
+    config = sweep(tmp_path, suites=[{"family": "services", "extra": str(extra)}], agent={"protocol": "direct"})
+    with pytest.raises(ConfigError, match=r"multi-turn scenarios \(1, e.g. 'mine.two_turns'\)"):
+        plan_sweep(config)
