@@ -2,8 +2,8 @@
 
 Usage: python -m benchmarks.services_bench [--rounds N] [--repeats N]
 
-Latency: every scenario of the built library replays its oracle trajectory's calls through a fresh
-``Environment`` (argument checks, the service method, the fault layer, disclosure), timed per call, once with the
+Latency: the oracle walks every scenario of the built library through an ``Environment``, and each call's own
+timing (argument checks, the service method, the fault layer, disclosure) is collected, once with the
 scenarios' own faults (``base``) and once with none (``clean``); p50 / p99 over all calls of ``--rounds`` rounds.
 Throughput: the oracle's whole library as one shard per setting, run in this process by the episode runner (agent
 loop, policy, scoring and the family's details included), best of ``--repeats``; the ratio of the two settings is
@@ -21,10 +21,9 @@ import time
 
 from env_core.environment import Environment
 from env_core.faults import PRESET_SETTINGS
-from env_core.model import Action
 from env_core.plans import play
 from env_core.services.build import ServicesSuite
-from env_core.suites import load_ref
+from env_core.suites import Suite, load_ref
 from workers.agent import AgentConfig
 from workers.clients import PolicyModel
 from workers.runner import EpisodePlan, ShardSpec, run_shard
@@ -35,17 +34,13 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def latencies(suite, rounds: int, faults: bool) -> list[float]:  # type: ignore[no-untyped-def]
+def latencies(suite: Suite, rounds: int, faults: bool) -> list[float]:
+    """Per tool call of the oracle's walk of every scenario, the time ``Environment.step`` measured for it."""
     out: list[float] = []
     for _ in range(rounds):
         for scenario in suite.scenarios:
             walk = play(Environment(scenario, suite.toolbox, faults=None if faults else []), scenario, recover=True)
-            env = Environment(scenario, suite.toolbox, faults=None if faults else [])
-            env.reset()
-            for step in walk.tool_steps():
-                started = time.perf_counter()
-                env.step(Action(kind="tool_call", tool_call=step.action.tool_call))
-                out.append((time.perf_counter() - started) * 1000.0)
+            out += [step.observation.latency_ms for step in walk.tool_steps() if step.observation is not None]
     return out
 
 

@@ -112,9 +112,8 @@ def validate(
         if score < 1.0:
             problems.append(f"scenario '{scenario.id}': the oracle scores {score:.2f} under base, not 1")
         clean = play(Environment(scenario, box, faults=[]), scenario, recover=True, setting="clean")
-        primary = len([s for s in clean.tool_steps() if s.observation is not None]) == len(
-            [c for c in scenario.gold.plans[0]] if scenario.gold.plans else []
-        )
+        # the primary plan alone: exactly its calls were made, none of a retry or a fallback
+        primary = len(clean.tool_steps()) == (len(scenario.gold.plans[0]) if scenario.gold.plans else 0)
         score = rubric_score(clean, scenario, "clean")
         if not primary or score < 1.0:
             problems.append(f"scenario '{scenario.id}': with faults off the primary plan alone does not succeed")

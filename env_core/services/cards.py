@@ -26,7 +26,7 @@ from env_core.model import (
     UserReply,
 )
 from env_core.services.catalog import BY_NAME
-from env_core.services.library import FAMILY
+from env_core.services.library import FAMILY, tool_names, write_names
 
 PERMANENT = Persistence()
 
@@ -36,11 +36,11 @@ def _call(tool: str, check: ResultCheck | None = None, verify: bool = False, **a
 
 
 def _tools(*services: str) -> list[str]:
-    return sorted(spec.name for name in services for spec in BY_NAME[name].specs())
+    return tool_names(*(BY_NAME[name] for name in services))
 
 
 def _writes(*services: str) -> list[str]:
-    return sorted(s.name for name in services for s in BY_NAME[name].specs() if s.binding.get("kind") == "write")
+    return write_names(*(BY_NAME[name] for name in services))
 
 
 def _card(

@@ -90,8 +90,8 @@ def pairs(services: Sequence[type[Service]]) -> Iterator[Pair]:
                     break
 
 
-def _tools(service: type[Service]) -> list[str]:
-    return sorted(spec.name for spec in service.specs())
+def tool_names(*services: type[Service]) -> list[str]:
+    return sorted(spec.name for service in services for spec in service.specs())
 
 
 def _planned(service: type[Service], call: Call, check: ResultCheck | None = None, verify: bool = False) -> PlannedCall:
@@ -126,7 +126,7 @@ def _metadata(pair: Pair, variant: Variant, shape: str, state_changing: list[str
     }
 
 
-def _writes_of(*services: type[Service]) -> list[str]:
+def write_names(*services: type[Service]) -> list[str]:
     return sorted(spec.name for s in services for spec in s.specs() if spec.binding.get("kind") == "write")
 
 
@@ -240,7 +240,7 @@ def lookup_scenario(
         [true_pin] = truth.run(service, [recipe.pin])
         plans.append([_planned(service, recipe.pin, ResultCheck(equals=true_pin))])
         reports.append(f"{wrong}, so I looked the entry up by its id. Here is what {service.title} shows: {said}.")
-        required.append(CallPattern(tool=pin, tier="recovery", after=None))
+        required.append(CallPattern(tool=pin, tier="recovery"))
     elif retried and not loud:
         plans.append([_planned(service, recipe.call, check)])  # a second read, after the first looked wrong
         reports.append(f"{wrong} at first, so I asked again. Here is what {service.title} shows: {said}.")
@@ -261,18 +261,16 @@ def lookup_scenario(
     checkpoints = [Checkpoint(expect=list(recipe.answer), tier="task")]
     if not (retried and loud):
         checkpoints.append(Checkpoint(expect=[WHAT_WENT_WRONG[kind]], tier="recovery"))
-        if reports[0].find(WHAT_WENT_WRONG[kind]) < 0:
-            pass
     # staged disclosure: the counterpart appears once the primary failed (loud faults) or was called (silent ones)
     reveal = DisclosureRule(
-        tools=_tools(other), after_failure_of=primary if loud else None, after_call_of=None if loud else primary
+        tools=tool_names(other), after_failure_of=primary if loud else None, after_call_of=None if loud else primary
     )
     scenario = Scenario(
         id=f"{FAMILY}.{service.name}.{recipe.topic}.{name}",
         family=FAMILY,
         task=recipe.request,
-        tools=_tools(service),
-        hidden_tools=_tools(other),
+        tools=tool_names(service),
+        hidden_tools=tool_names(other),
         disclosure=[reveal],
         faults=[fault],
         gold=Gold(
@@ -283,7 +281,7 @@ def lookup_scenario(
             checkpoints=checkpoints,
             synonyms={WHAT_WENT_WRONG[kind]: SAID_OTHERWISE[kind]},
         ),
-        metadata=_metadata(pair, variant, "lookup", _writes_of(service, other)),
+        metadata=_metadata(pair, variant, "lookup", write_names(service, other)),
     )
     return scenario
 
@@ -374,14 +372,14 @@ def write_scenario(
     if not (retried and loud):
         checkpoints.append(Checkpoint(expect=[WHAT_WENT_WRONG[kind]], tier="recovery"))
     reveal = DisclosureRule(
-        tools=_tools(other), after_failure_of=write if loud else None, after_call_of=None if loud else readback
+        tools=tool_names(other), after_failure_of=write if loud else None, after_call_of=None if loud else readback
     )
     return Scenario(
         id=f"{FAMILY}.{service.name}.{recipe.topic}.{name}",
         family=FAMILY,
         task=recipe.request,
-        tools=_tools(service),
-        hidden_tools=_tools(other),
+        tools=tool_names(service),
+        hidden_tools=tool_names(other),
         disclosure=[reveal],
         faults=faults,
         gold=Gold(
@@ -393,7 +391,7 @@ def write_scenario(
             synonyms={WHAT_WENT_WRONG[kind]: SAID_OTHERWISE[kind]},
         ),
         metadata=_metadata(
-            pair, variant, "cascade" if kind == FaultKind.cascade else "write", _writes_of(service, other)
+            pair, variant, "cascade" if kind == FaultKind.cascade else "write", write_names(service, other)
         ),
     )
 

@@ -5,6 +5,8 @@ family."""
 
 from __future__ import annotations
 
+import pytest
+
 from env_core.environment import NO_USER_ANSWER, Environment
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import (
@@ -122,21 +124,16 @@ def test_scenario_checks_name_a_trigger_that_never_exists_and_a_bad_ordering(smo
 
 def test_a_set_corruption_gives_the_exact_wrong_value(smoke: Suite) -> None:
     scenario = next(s for s in smoke.scenarios if s.metadata.get("template") == "reports")
+    (call,) = [c for plan in scenario.gold.plans for c in plan if c.tool == SALARY]
     fault = FaultSpec(kind=FaultKind.corrupted, target=SALARY, params={"mode": "set", "field": "salary", "value": 1})
     env = Environment(scenario, smoke.toolbox, faults=[fault])
     env.reset()
-    call = scenario.gold.plans[1][0] if scenario.gold.plans[1][0].tool == SALARY else scenario.gold.plans[0][0]
-    observation = env.step(
-        Action(kind="tool_call", tool_call=ToolCall(id="a", name=SALARY, arguments=dict(call.arguments)))
-    )
-    if call.tool == SALARY:
-        assert observation is not None and all(r["salary"] == 1 for r in observation.result)
+    action = Action(kind="tool_call", tool_call=ToolCall(id="a", name=SALARY, arguments=dict(call.arguments)))
+    observation = env.step(action)
+    assert observation is not None and observation.result
+    assert all(r["salary"] == 1 for r in observation.result)
 
 
 def test_reports_must_match_the_plans() -> None:
-    try:
+    with pytest.raises(ValueError, match="reports: 2 given for 1 plans"):
         Gold(plans=[[]], reports=["a", "b"])
-    except ValueError as exc:
-        assert "reports: 2 given for 1 plans" in str(exc)
-    else:
-        raise AssertionError("two reports for one plan were accepted")
