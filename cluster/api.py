@@ -1222,6 +1222,7 @@ def build(
     docs: str | None = None,
     docs_model_url: str | None = None,
     docs_model_name: str = "default",
+    spider: str | Path | None = None,
     hooks: Hooks | None = None,
 ) -> BuildOutcome:
     """Write a suite folder at ``out`` from a family's source data (the same build a sweep makes on first use);
@@ -1238,6 +1239,10 @@ def build(
         raise ConfigError(f"expected one of {choices}, got '{docs}'", field="--docs", hint=hint)
     if docs == "template" and docs_model_url:
         raise ConfigError("--docs template: the tools keep their template docs, so leave out --docs-model-url")
+    if spider is not None:  # --spider DIR: the source field of the families that compile a Spider-format folder
+        if "spider" not in chosen.suite_config.model_fields:
+            raise ConfigError(f"--spider: family '{chosen.name}' does not build from a Spider-format folder")
+        fields = [*(fields or []), f"spider={spider}"]
     reference = suite_reference(family, fields, family=True)
     if docs == "model" and not docs_model_url and "docs_model" not in reference:
         raise ConfigError("--docs model needs --docs-model-url URL (an OpenAI-compatible endpoint that writes them)")
@@ -1262,7 +1267,17 @@ def build(
 
 
 # Scenario metadata that `undertow suites show` counts by, when a family's scenarios carry it
-OVERVIEW_FIELDS = ("domain", "category", "service", "shape", "fault_kind", "persistence", "split")
+OVERVIEW_FIELDS = (
+    "domain",
+    "category",
+    "service",
+    "shape",
+    "fault_kind",
+    "persistence",
+    "split",
+    "formulation",
+    "database",
+)
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from cluster.config import SweepConfig
 from env_core.errors import ConfigError, did_you_mean
 from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Strict
 from env_core.suites import Suite, SuiteRef, load_ref
 from storage import is_s3, join_uri
-from workers.agent import FOLLOW_UP_PROTOCOLS, HARNESS_PROMPT_PROTOCOLS
+from workers.agent import FOLLOW_UP_PROTOCOLS, HARNESS_PROMPT_PROTOCOLS, AgentConfig
 from workers.docgen import document_suite
 from workers.runner import EpisodePlan, ShardSpec
 
@@ -130,25 +130,34 @@ def check_hints(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> No
 def check_protocol(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> None:
     """A harness layer in the system prompt and a scenario's follow-up turns are carried by some agent loops only:
     under another protocol they would silently not happen, and the run would be reported as if they had."""
-    protocol = config.agent.protocol
-    for i, setting in enumerate(config.settings):
-        if setting.harness in ("preamble", "few_shot") and protocol not in HARNESS_PROMPT_PROTOCOLS:
+    for ref, suite in loaded:
+        overrides = ref.agent_overrides()
+        try:  # a suite that picks its own protocol (a Live API-Bench mode) must still fit the sweep's agent
+            agent = AgentConfig.model_validate({**config.agent.model_dump(), **overrides})
+        except ValidationError as exc:
             raise ConfigError(
-                f"setting '{setting.name}' adds the {setting.harness} harness layer to the system prompt, which "
-                f"agent.protocol '{protocol}' does not use",
-                field=f"settings[{i}].harness",
-                hint=f"use agent.protocol: {' or '.join(HARNESS_PROMPT_PROTOCOLS)}",
-            )
-    if protocol not in FOLLOW_UP_PROTOCOLS:
-        for ref, suite in loaded:
-            multi = [s.id for s in suite.scenarios if s.follow_ups]
-            if multi:
+                f"suite '{ref.label}' runs under agent {overrides}, which the sweep's agent settings do not allow: "
+                f"{exc.errors()[0]['msg']}",
+                field="agent",
+            ) from exc
+        protocol = agent.protocol
+        whose = f"suite '{ref.label}' (its protocol '{protocol}')" if overrides else f"agent.protocol '{protocol}'"
+        for i, setting in enumerate(config.settings):
+            if setting.harness in ("preamble", "few_shot") and protocol not in HARNESS_PROMPT_PROTOCOLS:
                 raise ConfigError(
-                    f"suite '{ref.label}' has multi-turn scenarios ({len(multi)}, e.g. '{multi[0]}'), whose follow-up "
-                    f"turns agent.protocol '{protocol}' does not play",
-                    field="agent.protocol",
-                    hint=f"use agent.protocol: {' or '.join(FOLLOW_UP_PROTOCOLS)}",
+                    f"setting '{setting.name}' adds the {setting.harness} harness layer to the system prompt, which "
+                    f"{whose} does not use",
+                    field=f"settings[{i}].harness",
+                    hint=f"use agent.protocol: {' or '.join(HARNESS_PROMPT_PROTOCOLS)}",
                 )
+        multi = [s.id for s in suite.scenarios if s.follow_ups] if protocol not in FOLLOW_UP_PROTOCOLS else []
+        if multi:
+            raise ConfigError(
+                f"suite '{ref.label}' has multi-turn scenarios ({len(multi)}, e.g. '{multi[0]}'), whose follow-up "
+                f"turns {whose} does not play",
+                field="agent.protocol",
+                hint=f"use agent.protocol: {' or '.join(FOLLOW_UP_PROTOCOLS)}",
+            )
 
 
 def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:

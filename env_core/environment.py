@@ -79,12 +79,14 @@ class Environment:
         self._fault_runtime = FaultRuntime(self.faults, key=f"{scenario.id}\x00{seed}")
         self._disclosure = Disclosure(scenario.hidden_tools, scenario.disclosure)
         self._discovered: dict[str, None] = {}
+        self._specs: dict[str, ToolSpec] = {}
         self.done = False
 
     def reset(self) -> EpisodeStart:
         if self._state is not None:
             self.toolbox.close_state(self._state)
         self._state = self.toolbox.new_state()
+        self.toolbox.start(self._state, self.scenario)
         self._fault_runtime = FaultRuntime(self.faults, key=f"{self.scenario.id}\x00{self.seed}")
         self._disclosure = Disclosure(self.scenario.hidden_tools, self.scenario.disclosure)
         self._discovered = {}
@@ -92,7 +94,13 @@ class Environment:
         return EpisodeStart(task=self.scenario.task, tools=self.tools())
 
     def _spec(self, name: str) -> ToolSpec:
-        return self._meta.get(name) or self.toolbox.specs[name]
+        meta = self._meta.get(name)
+        if meta is not None:
+            return meta
+        spec = self._specs.get(name)
+        if spec is None:  # the scenario's view of a universe tool, made once per episode
+            spec = self._specs[name] = self.toolbox.episode_spec(self.toolbox.specs[name], self.scenario)
+        return spec
 
     def _shown(self, spec: ToolSpec) -> ToolSpec:
         """The spec as the agent reads it: with ``tool_notes`` (the schema-annotation harness layer), its failure
@@ -138,7 +146,7 @@ class Environment:
         if not isinstance(tool, str) or not self.findable(tool):
             raise ToolExecutionError(f"No tool named {tool!r}. Use search_tools to find tools.")
         self._discovered[tool] = None
-        return self._shown(self.toolbox.specs[tool]).openai()["function"]
+        return self._shown(self._spec(tool)).openai()["function"]
 
     def step(self, action: Action) -> Observation | None:
         """Run a tool call and return its observation; an answer or a give-up ends the episode (returns None)."""

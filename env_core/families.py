@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import json
 import math
 import os
 import threading
@@ -139,6 +140,11 @@ class SuiteConfig(Strict):
         """The fields that decide what is built (everything but how the suite is used), JSON-able."""
         return self.model_dump(mode="json", exclude=set(self.USE_FIELDS))
 
+    def agent_overrides(self) -> dict[str, Any]:
+        """Agent settings this suite's episodes run under whatever the sweep's ``agent`` says (a suite option that
+        picks the protocol, as Live API-Bench's direct and ReAct modes do); {} by default."""
+        return {}
+
 
 class FolderSuite(SuiteConfig):
     """A built suite folder of any family (``undertow build`` writes one); its ``suite.json`` names the family."""
@@ -158,6 +164,16 @@ class FolderSuite(SuiteConfig):
 
     def source_name(self) -> str:
         return Path(self.path).name
+
+
+def folder_family(path: str | Path) -> str | None:
+    """The family a built folder's ``suite.json`` names, or None when it cannot be read (the folder is checked,
+    with a precise message, when the suite is loaded)."""
+    try:
+        name = json.loads((Path(path) / "suite.json").read_text()).get("family")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return name if isinstance(name, str) and name else None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -282,6 +298,12 @@ def flat_metrics(prefix: str, value: Any, out: dict[str, float] | None = None) -
 Layouts = Mapping[str, Callable[[Mapping[str, "FamilySummary"]], list["ReportTable"]]]
 
 
+# A family's options applied to a loaded suite: called as ``adapt(suite, config)`` with an ``env_core.suites.Suite``
+# and the suite config (its family's own or its ``folder_config``); returns the suite to run (its scenarios chosen,
+# renamed or narrowed as the options say). Typed loosely here: suites.py imports this module.
+SuiteAdapter = Callable[[Any, "SuiteConfig"], Any]
+
+
 # A family's own episode scorer, used instead of the shared safety-gated one (scoring.trajectory.score_trajectory):
 # called as ``score(trajectory, scenario, expected_give_up, answers=...)``, it returns the same fields (a dataclass
 # like scoring.trajectory.EpisodeScore). A family whose rubric the paper defines differently brings one.
@@ -314,7 +336,9 @@ class Family(Protocol):
     """Everything a benchmark family contributes, and nothing else. A family whose tools a model may document
     also has a ``documenter`` attribute (a :class:`ToolDocumenter`); one that can print a paper's tables has
     ``layouts`` (a :data:`Layouts`, for ``undertow report --layout NAME``); one with its own rubric has ``score``
-    (an :data:`EpisodeScorer`)."""
+    (an :data:`EpisodeScorer`); one whose built folders take options (``{path: OUT, formulation: rest}``) has
+    ``folder_config`` (a :class:`FolderSuite` subclass with those fields) and ``adapt`` (a :data:`SuiteAdapter`
+    that applies a config's options to the loaded suite)."""
 
     name: str
     description: str
@@ -379,6 +403,8 @@ class FamilyDefinition:
     documenter: ToolDocumenter | None = None
     layouts: Layouts = field(default_factory=dict)
     score: EpisodeScorer | None = None
+    folder_config: type[FolderSuite] | None = None
+    adapt: SuiteAdapter | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -528,6 +554,17 @@ def suite_config_model(data: Mapping[str, Any]) -> tuple[type[SuiteConfig], dict
     if "path" in values:
         if isinstance(name, str) and ":" in name:  # a built folder of a family loaded by reference
             values["family"], values["family_ref"] = get_family(name).name, name
+        # a family whose folders take options (with their defaults when none is given): the family named, or the
+        # one the folder holds
+        found = values.get("family") or (folder_family(values["path"]) if isinstance(values["path"], str) else None)
+        try:
+            family = get_family(found, values.get("family_ref")) if isinstance(found, str) and found else None
+        except FamilyError:
+            family = None  # reported when the folder is loaded, with the file it came from
+        model = getattr(family, "folder_config", None) if family is not None else None
+        if family is not None and model is not None:
+            values["family"] = family.name
+            return model, values
         return FolderSuite, values
     if not isinstance(name, str) or not name:
         known = ", ".join(family_names())

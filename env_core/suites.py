@@ -363,6 +363,8 @@ def _validate_ref(value: Any, info: ValidationInfo) -> SuiteConfig:
         value = {"family": value} if is_family else {"path": value}
     if not isinstance(value, Mapping):
         raise ValueError("expected a family name, a suite folder, or a mapping with 'family' or 'path'")
+    if isinstance(value.get("path"), str):  # relative to the config file, so that the folder can be read for options
+        value = {**value, "path": resolve_path(value["path"], info)}
     try:
         model, data = suite_config_model(value)
     except FamilyError as exc:
@@ -398,7 +400,17 @@ def load_ref(config: SuiteConfig, document: DocumentSuite | None = None) -> Suit
 def _load_cached(ref_json: str, document: DocumentSuite | None = None) -> Suite:
     config = suite_ref(json.loads(ref_json))
     folder = suite_folder(config, document)
-    suite = load_suite(folder, config.scenarios, config.skip_invalid, config.limit, config.family_ref, config.split)
+    adapt = getattr(get_family(config.family, config.family_ref), "adapt", None) if config.family else None
+    # a family's options choose among the scenarios, so ``limit`` counts after them
+    limit = None if adapt is not None else config.limit
+    suite = load_suite(folder, config.scenarios, config.skip_invalid, limit, config.family_ref, config.split)
     if config.family and suite.family != config.family:  # a folder named with the family it should hold
         raise SuiteError(f"{folder}: a '{suite.family}' suite, not '{config.family}'")
+    if adapt is not None:
+        suite = adapt(suite, config)
+        if config.limit is not None:
+            suite.scenarios = suite.scenarios[: config.limit]
+            suite.__dict__.pop("by_id", None)  # the cached index must follow the new list
+        if not suite.scenarios:
+            raise SuiteError(f"suite '{config.label}': no scenario left after its options")
     return suite

@@ -20,7 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from env_core.model import ToolSpec
+from env_core.model import Scenario, ToolSpec
 
 
 class ToolExecutionError(Exception):
@@ -130,6 +130,15 @@ class ToolBox(ABC):
     def close_state(self, state: Any) -> None:  # noqa: B027 - optional hook
         """Release per-episode resources."""
 
+    def start(self, state: Any, scenario: Scenario) -> None:  # noqa: B027 - optional hook
+        """Prepare a fresh state for one scenario before the agent acts: a hidden set-up step the agent never sees
+        (Live API-Bench joins a question's tables into its starting table this way)."""
+
+    def episode_spec(self, spec: ToolSpec, scenario: Scenario) -> ToolSpec:
+        """The tool as one scenario's episode shows and validates it; by default the universe's spec. A tool box
+        whose argument choices depend on the scenario narrows them here (an enum of the columns its data has)."""
+        return spec
+
     def fork_state(self, state: Any) -> Any:
         """A throwaway copy of an episode's state: a ``silent_noop`` fault runs the call on it, so the agent sees
         a genuine-looking success while the episode's own state stays unchanged. A deep copy by default; a tool
@@ -143,14 +152,23 @@ class ToolBox(ABC):
         if problem is not None:
             where, message = problem
             return f"Invalid arguments for {spec.name}: {message} (at '{where}')"
-        validator = self._validators.get(spec.name)
+        # a scenario may narrow a tool's schema (episode_spec): such a spec is validated against its own schema
+        key = spec.name if self.specs.get(spec.name) is spec else f"{spec.name}\x00{json.dumps(spec.parameters)}"
+        validator = self._validators.get(key)
         if validator is None:
-            validator = self._validators[spec.name] = Draft202012Validator(spec.parameters)
+            if len(self._validators) > 4096:  # narrowed schemas vary by scenario: keep the cache bounded
+                self._validators.clear()
+            validator = self._validators[key] = Draft202012Validator(spec.parameters)
         error = best_match(validator.iter_errors(arguments))
         if error is None:
             return None
         where = ".".join(str(p) for p in error.absolute_path)
-        return f"Invalid arguments for {spec.name}: {error.message}" + (f" (at '{where}')" if where else "")
+        message = error.message
+        # a value none of an anyOf's forms takes: name the allowed values rather than "any of the given schemas"
+        listed = [e for e in error.context or () if e.validator == "enum"] if error.validator == "anyOf" else []
+        if listed:
+            message = f"{listed[0].message} (nor any other form this argument takes)"
+        return f"Invalid arguments for {spec.name}: {message}" + (f" (at '{where}')" if where else "")
 
 
 MAIN = "main"  # the database of a single-database tool box
@@ -166,7 +184,7 @@ def fetch_rows(conn: sqlite3.Connection, sql: str, params: dict[str, Any] | None
 Database = sqlite3.Connection | str | Path
 
 
-def _load(database: Database) -> sqlite3.Connection:
+def memory_copy(database: Database) -> sqlite3.Connection:
     """An in-memory copy of a database given as a connection or a file path (opened read-only)."""
     memory = sqlite3.connect(":memory:", check_same_thread=False)
     if isinstance(database, sqlite3.Connection):
@@ -227,7 +245,7 @@ class SqliteToolBox(ToolBox):
                 raise ValueError(f"tool '{spec.name}' has no binding.sql")
             if spec.binding.get("database", MAIN) not in databases:
                 raise ValueError(f"tool '{spec.name}' runs on unknown database '{spec.binding.get('database', MAIN)}'")
-        self.sources = {name: _load(db) for name, db in sorted(databases.items())}
+        self.sources = {name: memory_copy(db) for name, db in sorted(databases.items())}
 
     def new_state(self) -> EpisodeDatabases:
         return EpisodeDatabases(self.sources)

@@ -8,9 +8,11 @@
 - ``random`` calls random visible tools with random schema-shaped arguments, then answers with its last result.
 
 Policies see exactly what a model sees: the messages and the tool list. They learn of failures from the tool
-messages, not from the fault plan. They speak function calling; under ``agent.protocol: codeact``
-:class:`CodeActPolicy` translates: each call becomes an ``<execute>`` cell, each answer a ``<solution>``, and each
-cell's output goes back to the policy as a tool message.
+messages, not from the fault plan. They speak function calling; under the text protocols a translator speaks for
+them: under ``codeact`` (:class:`CodeActPolicy`) each call becomes an ``<execute>`` cell, each answer a
+``<solution>``, and each cell's output goes back as a tool message; under ``react`` (:class:`ReActPolicy`) each
+call an Action and each answer a Final Answer; under ``direct`` (:class:`DirectPolicy`) the calls are written as
+one labelled sequence.
 """
 
 from __future__ import annotations
@@ -33,6 +35,13 @@ from workers.prompts import GIVE_UP_MARKER
 
 def _tool_result(message: dict[str, Any]) -> Any:
     return read_tool_message(message.get("content") or "")
+
+
+def called(call: ToolCall) -> dict[str, Any]:
+    """The assistant message that made ``call``, as a translator replays it to the policy it speaks for (the policy
+    reads results from the tool messages that follow, not the arguments)."""
+    tool_call = {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": "{}"}}
+    return {"role": "assistant", "content": None, "tool_calls": [tool_call]}
 
 
 class _PlanFollower(ModelClient):
@@ -180,15 +189,7 @@ class CodeActPolicy(ModelClient):
         if reply.tool_calls:
             call = reply.tool_calls[0]
             self.pending = call.id
-            self.messages.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": "{}"}}
-                    ],
-                }
-            )
+            self.messages.append(called(call))
             names = {spec.name for spec in visible}
             if call.name not in names and GET_INFO in names:
                 # open world: a function is defined in the kernel once a search or get_info has shown it
@@ -206,6 +207,71 @@ class CodeActPolicy(ModelClient):
             value = content
         text = f"<thought>I have the answer.</thought>\n<solution>\nsolution = {value!r}\n</solution>"
         return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+
+
+class ReActPolicy(ModelClient):
+    """A function-calling policy driving a ReAct episode: its tool call becomes ``Thought / Action / Action Input``
+    text, its answer (or give-up) a ``Final Answer``; each ``Observation`` the loop sends back reaches the policy as
+    the tool message it would have read under function calling."""
+
+    def __init__(self, inner: ModelClient, tools: Callable[[], list[ToolSpec]]):
+        self.inner, self.tools = inner, tools
+        self.messages: list[dict[str, Any]] = []
+        self.pending: str | None = None  # id of the call whose observation the next user message carries
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if not self.messages:
+            self.messages = [m for m in messages if m["role"] == "user"][:1]
+        elif self.pending is not None:
+            observation = (messages[-1].get("content") or "").removeprefix("Observation:").strip()
+            self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": observation})
+            self.pending = None
+        else:  # a follow-up user turn after an answer
+            self.messages.append(messages[-1])
+        reply = await self.inner.complete(self.messages, [spec.openai() for spec in self.tools()])
+        if reply.tool_calls:
+            call = reply.tool_calls[0]
+            self.pending = call.id
+            self.messages.append(called(call))
+            text = (
+                f"Thought: I will call {call.name}.\nAction: {call.name}\n"
+                f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}"
+            )
+            return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+        self.messages.append({"role": "assistant", "content": reply.content or ""})
+        text = f"Thought: I now know the final answer.\nFinal Answer: {reply.content or ''}"
+        return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+
+
+# A direct-sequence plan is written before any call runs: the policy is fed this in place of each result.
+UNSEEN_RESULT = "(not run yet: the whole sequence is written first)"
+MAX_DIRECT_CALLS = 64
+
+
+class DirectPolicy(ModelClient):
+    """A function-calling policy writing a direct sequence (Live API-Bench appendix E): its calls are collected,
+    each fed a placeholder result since nothing runs until the sequence is complete, and sent as one JSON list of
+    labelled calls. Plans that need an earlier result's value cannot be written this way; a plan that reads
+    results only through the tools themselves (``$label$`` references) can."""
+
+    def __init__(self, inner: ModelClient, tools: Callable[[], list[ToolSpec]]):
+        self.inner, self.tools = inner, tools
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        own = [m for m in messages if m["role"] == "user"][:1]
+        shown = [spec.openai() for spec in self.tools()]
+        calls: list[dict[str, Any]] = []
+        while len(calls) < MAX_DIRECT_CALLS:
+            reply = await self.inner.complete(own, shown)
+            if not reply.tool_calls:
+                if not calls:  # nothing to call: the answer (or the give-up) as it is
+                    return ChatReply(content=reply.content or "", finish_reason="stop")
+                break
+            call = reply.tool_calls[0]
+            calls.append({"name": call.name, "arguments": call.arguments, "label": f"call_{len(calls)}"})
+            own.append(called(call))
+            own.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(UNSEEN_RESULT)})
+        return ChatReply(content=json.dumps(calls, ensure_ascii=False), finish_reason="stop")
 
 
 def make_policy(name: str, scenario: Scenario, seed: int, latency_s: float = 0.0) -> ModelClient:

@@ -28,7 +28,7 @@ from scoring.trajectory import score_trajectory
 from workers.agent import PROTOCOLS, AgentConfig
 from workers.clients import ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from workers.docgen import document_suite
-from workers.policies import CodeActPolicy, make_policy
+from workers.policies import CodeActPolicy, DirectPolicy, ReActPolicy, make_policy
 
 
 class EpisodePlan(Strict):
@@ -78,7 +78,7 @@ def _result(
     scenario = suite.by_id.get(plan.scenario_id) if suite is not None else None
     tool_steps = trajectory.tool_steps()
     # in function calling a turn has a parse stage only when its calls were read from its text
-    text_calls_possible = shard.agent.protocol == "function_calling" and shard.model.served
+    text_calls_possible = episode_agent(shard).protocol == "function_calling" and shard.model.served
     return EpisodeResult(
         episode_id=plan.episode_id,
         shard_id=shard.shard_id,
@@ -109,6 +109,19 @@ def _result(
     )
 
 
+POLICY_TRANSLATORS = {"codeact": CodeActPolicy, "react": ReActPolicy, "direct": DirectPolicy}
+
+
+def episode_agent(shard: ShardSpec) -> AgentConfig:
+    """The agent settings an episode runs under: the sweep's, with what the suite decides (its protocol, as a
+    Live API-Bench mode) and the setting's harness layer (Failing Tools, Table 2: part of the condition, so it
+    travels with the setting). cluster.plan validated the combination before anything ran."""
+    update = dict(shard.suite.agent_overrides())
+    if shard.setting.harness != "none":
+        update["harness"] = shard.setting.harness
+    return shard.agent.model_validate({**shard.agent.model_dump(), **update}) if update else shard.agent
+
+
 async def run_episode(
     shard: ShardSpec,
     suite: Suite,
@@ -130,19 +143,18 @@ async def run_episode(
     )
     try:
         model = shard.model
+        agent = episode_agent(shard)
+        protocol = agent.protocol
         if isinstance(model, PolicyModel):
-            # built-in policies speak function calling; under CodeAct a translator writes their calls as cells
+            # built-in policies speak function calling; under a text protocol a translator speaks for them
             client = shared_client or make_policy(model.policy or model.name, scenario, plan.seed, model.latency_s)
-            protocol = "codeact" if shard.agent.protocol == "codeact" else "function_calling"
-            if protocol == "codeact":
-                client = CodeActPolicy(client, env.tools)
+            translator = POLICY_TRANSLATORS.get(protocol)
+            if translator is not None:
+                client = translator(client, env.tools)
         elif shared_client is not None:
-            protocol, client = shard.agent.protocol, shared_client
+            client = shared_client
         else:
             raise InfraError(f"model '{model.name}' (kind '{model.kind}') has no client")
-        # a setting's harness layer (Failing Tools, Table 2) is part of the condition, so it travels with the setting
-        harness = shard.setting.harness
-        agent = shard.agent if harness == "none" else shard.agent.model_copy(update={"harness": harness})
         await PROTOCOLS[protocol](env, client, agent, trajectory, shard.sandbox)
     except Exception as exc:  # nothing may lose the row; a harness bug is never charged to the model
         trajectory.outcome = OUTCOME_OF[classify(exc)]

@@ -66,6 +66,10 @@ def build(
         typer.Option("--docs-model-url", help="the OpenAI-compatible endpoint that documents the tools (--docs model)"),
     ] = None,
     docs_model_name: Annotated[str, typer.Option("--docs-model-name", help="model id it serves")] = "default",
+    spider: Annotated[
+        Path | None,
+        typer.Option("--spider", help="a Spider-format folder to compile (the same as the field spider=DIR)"),
+    ] = None,
 ) -> None:
     """Write a suite folder from a family's source data (the same build a sweep makes on first use)."""
     with Spinner() as spinner:
@@ -76,6 +80,7 @@ def build(
             docs=docs,
             docs_model_url=docs_model_url,
             docs_model_name=docs_model_name,
+            spider=spider,
             hooks=api.Hooks(stage=spinner.show),
         )
     if built.docs is not None:

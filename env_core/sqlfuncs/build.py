@@ -35,18 +35,14 @@ from pydantic import Field, field_validator
 from env_core.errors import close_match
 from env_core.families import ReportTable, SuiteConfig, resolve_path
 from env_core.model import SCHEMA_VERSION, ArgRef, Gold, PlannedCall, Scenario, ToolSpec
+from env_core.spider import Problem, Question, Schema, SpiderData, read_spider
 from env_core.sqlfuncs.compile import (
     ARGUMENT_WORDS,
     FAMILY,
     MAX_ROWS,
     Compiled,
     FunctionDraft,
-    Problem,
-    Question,
-    Schema,
-    SpiderData,
     compile_question,
-    read_spider,
     run_chain,
     run_direct,
     same_rows,

@@ -20,18 +20,17 @@ build summary and is skipped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
+from env_core.spider import Problem, Question, Schema
 from env_core.tools import fetch_rows
 
 FAMILY = "sqlfuncs"
@@ -66,111 +65,6 @@ _GREEK = [
 ARGUMENT_WORDS = [f"{a}_{b}" for a in _GREEK for b in _GREEK if a != b]
 JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "list": "array"}  # argument type -> schema
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like, exp.ILike)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One item the build skipped, and why. ``kind`` is the short category the build summary counts."""
-
-    item: str  # "tables.json", "tables.json[3]", "database concert_singer", "question 17"
-    kind: str
-    reason: str
-
-
-@dataclass
-class Schema:
-    db_id: str
-    tables: dict[str, list[str]]  # table name (as in the database) -> column names
-
-    def has_column(self, name: str) -> bool:
-        lowered = name.lower()
-        return any(lowered == c.lower() for columns in self.tables.values() for c in columns)
-
-    def table_of(self, name: str) -> str | None:
-        for table in self.tables:
-            if table.lower() == name.lower():
-                return table
-        return None
-
-
-@dataclass
-class Question:
-    index: int
-    db_id: str
-    text: str
-    query: str
-
-
-@dataclass
-class SpiderData:
-    schemas: dict[str, Schema]
-    databases: dict[str, Path]
-    questions: list[Question]
-    problems: list[Problem] = field(default_factory=list)
-    digest: str = ""  # identity of the dataset: tables, questions and database bytes
-
-
-def _read_json_list(path: Path, what: str, digest: Any, problems: list[Problem]) -> list[Any]:
-    """A JSON file holding a list (its bytes join the dataset digest); unreadable -> [] and a problem."""
-    try:
-        text = path.read_bytes()
-        digest.update(text)
-        value = json.loads(text)
-        if not isinstance(value, list):
-            raise ValueError(f"expected a list of {what}, got {type(value).__name__}")
-    except (OSError, ValueError) as exc:
-        problems.append(Problem(path.name, f"unreadable {path.name}", str(exc)))
-        return []
-    return value
-
-
-def read_spider(folder: str | Path, questions_file: str | None = None) -> SpiderData:
-    """Read ``tables.json``, the questions file and ``database/<db_id>/<db_id>.sqlite``; collect problems."""
-    folder = Path(folder)
-    problems: list[Problem] = []
-    digest = hashlib.sha256()
-    schemas: dict[str, Schema] = {}
-    for i, entry in enumerate(_read_json_list(folder / "tables.json", "schema entries", digest, problems)):
-        try:
-            db_id = entry["db_id"]
-            names = entry["table_names_original"]
-            tables: dict[str, list[str]] = {name: [] for name in names}
-            for table_index, column in entry["column_names_original"]:
-                if table_index >= 0:
-                    tables[names[table_index]].append(column)
-            schemas[db_id] = Schema(db_id, tables)
-        except (KeyError, TypeError, IndexError, ValueError) as exc:
-            problems.append(Problem(f"tables.json[{i}]", "malformed schema entry", f"{type(exc).__name__}: {exc}"))
-
-    databases: dict[str, Path] = {}
-    for db_id in sorted(schemas):
-        path = folder / "database" / db_id / f"{db_id}.sqlite"
-        if not path.is_file():
-            problems.append(Problem(f"database {db_id}", "database file missing", f"{path} not found"))
-            continue
-        data = path.read_bytes()
-        if not data.startswith(b"SQLite format 3\x00"):
-            problems.append(Problem(f"database {db_id}", "not a SQLite database", f"{path} is not a SQLite file"))
-            continue
-        digest.update(db_id.encode() + hashlib.sha256(data).digest())
-        databases[db_id] = path
-
-    candidates = [questions_file] if questions_file else ["dev.json", "questions.json", "train_spider.json"]
-    questions: list[Question] = []
-    questions_path = next((folder / c for c in candidates if (folder / c).is_file()), None)
-    if questions_path is None:
-        problems.append(
-            Problem("questions", "no questions file", f"none in {folder} (looked for {', '.join(candidates)})")
-        )
-        return SpiderData(schemas, databases, questions, problems, digest.hexdigest())
-    for i, item in enumerate(_read_json_list(questions_path, "questions", digest, problems)):
-        if not (isinstance(item, dict) and all(isinstance(item.get(k), str) for k in ("db_id", "question", "query"))):
-            problems.append(
-                Problem(f"question {i}", "malformed question", "needs string fields db_id, question, query")
-            )
-            continue
-        questions.append(Question(i, item["db_id"], item["question"].strip(), item["query"].strip()))
-    return SpiderData(schemas, databases, questions, problems, digest.hexdigest())
 
 
 # ---------------------------------------------------------------------------------------------------------------

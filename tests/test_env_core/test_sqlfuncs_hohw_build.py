@@ -15,6 +15,7 @@ from spider_fixture import make_spider
 
 from benchmarks.sqlfuncs_build import PAPER as BENCHMARK_PAPER
 from benchmarks.sqlfuncs_build import generate_spider
+from env_core.spider import Question, read_spider
 from env_core.sqlfuncs.build import (
     PAPER,
     PAPER_COLUMN,
@@ -24,7 +25,7 @@ from env_core.sqlfuncs.build import (
     split_of,
     write_build,
 )
-from env_core.sqlfuncs.compile import Question, parameterize, read_spider
+from env_core.sqlfuncs.compile import parameterize
 from env_core.sqlfuncs.docs import describe, doc_problems
 
 SPIDER_DEV = Path(__file__).resolve().parents[3] / "shared" / "data" / "spider-dev"
@@ -198,7 +199,7 @@ def test_docs_of_spider_dev_read_as_plain_words(dev: BuiltSuite) -> None:
     ],
 )
 def test_constructs_beyond_spider_dev_are_described_without_sql(sql: str, expected: str) -> None:
-    from env_core.sqlfuncs.compile import Schema
+    from env_core.spider import Schema
 
     schema = Schema("db", {"t": ["a", "b", "c", "d"], "u": ["b", "c"]})
     tree, params = parameterize(sqlglot.parse_one(sql, read="sqlite"), schema)

@@ -7,6 +7,7 @@ import pytest
 from env_core.faults import PRESET_SETTINGS
 from env_core.model import Outcome
 from env_core.suites import Suite, SuiteRef
+from workers.agent import AgentConfig
 from workers.clients import PolicyModel
 from workers.runner import EpisodePlan, ShardOutput, ShardSpec, run_shard
 
@@ -89,3 +90,23 @@ def test_random_policy_is_deterministic_per_seed_and_rarely_right(smoke_ref: Sui
     assert calls(first) == calls(again)
     assert calls(first) != calls(other)
     assert sum(r.solved for r in first.results) < len(first.results) / 4
+
+
+@pytest.mark.parametrize("setting", ["clean", "transient", "first_tried"])
+def test_the_oracle_speaks_react_through_its_translator(smoke_ref: SuiteRef, smoke: Suite, setting: str) -> None:
+    """Under agent.protocol react the policy's calls become Thought / Action text and each Observation comes back to
+    it as the tool message it reads: retries and backup plans work as under function calling."""
+    episodes = [EpisodePlan(episode_id=f"{s.id}-0", scenario_id=s.id, seed=0) for s in smoke.scenarios]
+    shard = ShardSpec(
+        shard_id=f"react-{setting}",
+        model=PolicyModel(name="oracle"),
+        suite=smoke_ref,
+        setting=PRESET_SETTINGS[setting],
+        agent=AgentConfig(protocol="react"),
+        episodes=episodes,
+    )
+    output = run_shard(shard)
+    assert [r.scenario_id for r in output.results if not r.correct] == []
+    turn = output.trajectories[0].turns[0]
+    assert turn.parse_stage == "react_action" and (turn.content or "").startswith("Thought:")
+    assert "Final Answer:" in (output.trajectories[0].turns[-1].content or "")

@@ -1,0 +1,129 @@
+"""liveapi: REST request latency through the worker's live server, its start-up, and compile time per 100 questions.
+
+Usage: python -m benchmarks.liveapi_bench [--spider DIR] [--rounds N]
+
+- **Compile**: ``build_suite`` over the Spider folder (parse, plan, REST endpoints, and every gold sequence run
+  through the real tools to keep only reproducing items), best of three, per 100 questions.
+- **Server start**: the first REST call of a fresh tool box starts the FastAPI + uvicorn child process; timed from
+  the call to its answer, for the whole built universe of endpoints, best of three.
+- **Request latency**: every REST scenario's gold call, ``--rounds`` times, through ``Environment.step`` (argument
+  checks, the fault layer, the HTTP GET to the server on 127.0.0.2, the SQL, the JSON back), one server reused
+  across all episodes; p50 / p99 of the step latencies. The same calls through SLOT's in-process tools are shown
+  beside it for scale.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from env_core.environment import Environment
+from env_core.liveapi.build import LiveApiSuite, build, build_suite
+from env_core.model import Action, ToolCall
+from env_core.spider import read_spider
+from env_core.suites import Suite, load_suite
+
+SPIDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-dev"
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def gold_action(call_id: str, tool: str, arguments: dict[str, object]) -> Action:
+    return Action(kind="tool_call", tool_call=ToolCall(id=call_id, name=tool, arguments=arguments))
+
+
+def step_latencies(suite: Suite, formulation: str, rounds: int) -> list[float]:
+    """Each gold call's ``Environment.step`` latency, over every scenario of one formulation."""
+    out: list[float] = []
+    scenarios = [s for s in suite.scenarios if s.metadata["formulation"] == formulation]
+    for _ in range(rounds):
+        for scenario in scenarios:
+            env = Environment(scenario, suite.toolbox, faults=[])
+            env.reset()
+            for n, call in enumerate(scenario.gold.plans[0]):
+                action = Action(
+                    kind="tool_call", tool_call=ToolCall(id=f"c{n}", name=call.tool, arguments=call.arguments)
+                )
+                observation = env.step(action)
+                assert observation is not None and observation.ok, observation
+                out.append(observation.latency_ms)
+            env.close()
+    return out
+
+
+def server_start(folder: Path) -> float:
+    """Seconds from a fresh tool box's first REST call to its answer (the child process starting included)."""
+    suite = load_suite(folder)
+    scenario = next(s for s in suite.scenarios if s.metadata["formulation"] == "rest")
+    env = Environment(scenario, suite.toolbox, faults=[])
+    env.reset()
+    call = scenario.gold.plans[0][0]
+    started = time.perf_counter()
+    observation = env.step(
+        Action(kind="tool_call", tool_call=ToolCall(id="c", name=call.tool, arguments=call.arguments))
+    )
+    took = time.perf_counter() - started
+    assert observation is not None and observation.ok
+    env.close()
+    suite.toolbox.close()  # type: ignore[attr-defined]
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spider", type=Path, default=SPIDER)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    questions = len(read_spider(args.spider).questions)
+
+    compile_s = []
+    for _ in range(3):
+        started = time.perf_counter()
+        build_suite(args.spider)
+        compile_s.append(time.perf_counter() - started)
+    per_100 = min(compile_s) / questions * 100
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "suite"
+        build(LiveApiSuite(family="liveapi", spider=str(args.spider)), folder)
+        endpoints = sum(1 for line in (folder / "tools.jsonl").read_text().splitlines() if '"kind":"rest"' in line)
+        starts = [server_start(folder) for _ in range(3)]
+        suite = load_suite(folder)
+        suite.toolbox.rest_server()  # type: ignore[attr-defined]  # started before timing: its start is above
+        rest = step_latencies(suite, "rest", args.rounds)
+        slot = step_latencies(suite, "slot", args.rounds)
+        suite.toolbox.close()  # type: ignore[attr-defined]
+    figures = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "questions": questions,
+        "compile_s_per_100_questions": round(per_100, 3),
+        "endpoints": endpoints,
+        "server_start_s": round(min(starts), 2),
+        "rest_calls": len(rest),
+        "rest_p50_ms": round(percentile(rest, 50), 2),
+        "rest_p99_ms": round(percentile(rest, 99), 2),
+        "rest_mean_ms": round(statistics.fmean(rest), 2),
+        "slot_calls": len(slot),
+        "slot_p50_ms": round(percentile(slot, 50), 3),
+        "slot_p99_ms": round(percentile(slot, 99), 3),
+    }
+    print(json.dumps(figures, indent=2))
+    print(
+        f"README: liveapi: compile {per_100:.2f} s per 100 questions ({questions} in); REST server start "
+        f"{min(starts):.2f} s ({endpoints} endpoints, once per worker process, reused across episodes); REST call "
+        f"p50 {figures['rest_p50_ms']} ms, p99 {figures['rest_p99_ms']} ms over {len(rest)} calls; SLOT call "
+        f"p50 {figures['slot_p50_ms']} ms, p99 {figures['slot_p99_ms']} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
