@@ -20,7 +20,8 @@ from pydantic import Field, ValidationError
 
 from cluster.config import SweepConfig
 from env_core.errors import ConfigError, did_you_mean
-from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Strict
+from env_core.faults import not_applicable
+from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Scenario, Strict
 from env_core.suites import Suite, SuiteRef, load_ref
 from storage import is_s3, join_uri
 from workers.agent import FOLLOW_UP_PROTOCOLS, HARNESS_PROMPT_PROTOCOLS, AgentConfig
@@ -175,7 +176,31 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     check_fault_targets(config, loaded)
     check_hints(config, loaded)
     check_protocol(config, loaded)
+    # a setting's condition (FAIL-TaLMs) leaves out the scenarios it cannot apply to: said, never silent
+    applicable: dict[tuple[str, str], list[Scenario]] = {}
     for ref, suite in loaded:
+        notes = list(suite.skipped)
+        for i, setting in enumerate(config.settings):
+            kept, reasons = [], {}
+            for scenario in suite.scenarios:
+                reason = not_applicable(scenario, setting)
+                if reason is None:
+                    kept.append(scenario)
+                else:
+                    reasons.setdefault(reason, []).append(scenario.id)
+            if not kept:
+                first = next(iter(reasons))
+                raise ConfigError(
+                    f"setting '{setting.name}' ({setting.condition}) applies to no scenario of suite '{ref.label}': "
+                    f"{first}",
+                    field=f"settings[{i}].condition",
+                )
+            notes += [
+                f"setting '{setting.name}': {len(ids)} scenario(s) of suite '{ref.label}' left out, {reason} "
+                f"(e.g. '{ids[0]}')"
+                for reason, ids in reasons.items()
+            ]
+            applicable[(ref.label, setting.name)] = kept
         suites.append(
             SuiteRecord(
                 label=ref.label,
@@ -183,7 +208,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
                 version=suite.version,
                 content_hash=suite.content_hash(),
                 n_scenarios=len(suite.scenarios),
-                skipped=suite.skipped,
+                skipped=notes,
             )
         )
     hashes = {s.label: s.content_hash for s in suites}
@@ -193,7 +218,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
         store = config.run.store if is_s3(config.run.store) else Path(config.run.store).resolve()
         retrieval = retrieval.model_copy(update={"cache": join_uri(store, ".embeddings")})
     for model in config.models:
-        for ref, suite in loaded:
+        for ref, _suite in loaded:
             for setting in config.settings:
                 episodes = [
                     EpisodePlan(
@@ -202,7 +227,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
                         seed=seed,
                     )
                     for seed in config.seeds
-                    for scenario in suite.scenarios
+                    for scenario in applicable[(ref.label, setting.name)]
                 ]
                 for start in range(0, len(episodes), config.run.shard_size):
                     chunk = episodes[start : start + config.run.shard_size]

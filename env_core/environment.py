@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from env_core.disclosure import Disclosure
 from env_core.faults import FaultRuntime, partial_arguments
-from env_core.model import ASK_USER, Action, FaultKind, FaultSpec, Observation, Scenario, ToolError, ToolSpec
+from env_core.model import ASK_HUMAN, ASK_USER, Action, FaultKind, FaultSpec, Observation, Scenario, ToolError, ToolSpec
 from env_core.search import MAX_RESULTS, SEARCH_SPECS, SEARCH_TOOLS, Searcher, search_error
 from env_core.tools import ToolBox, ToolExecutionError, ToolOutput
 
@@ -25,6 +26,40 @@ ASK_USER_SPEC = ToolSpec(
 )
 # What the scripted user says to a question the scenario did not script an answer for.
 NO_USER_ANSWER = "I don't have anything to add to my request; please go ahead as you judge best."
+
+ASK_HUMAN_SPEC = ToolSpec(
+    name=ASK_HUMAN,
+    description="Ask a person for help: a detail the request is missing, or something you cannot do with your tools. "
+    "Returns their reply.",
+    parameters={
+        "type": "object",
+        "properties": {"question": {"type": "string", "description": "your question to the person"}},
+        "required": ["question"],
+        "additionalProperties": False,
+    },
+)
+# What the simulated person says to anything but the value the request left out (Ask-and-Help, scripted).
+HUMAN_DECLINES = "Sorry, I can't help with that."
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z]{3,}", text.casefold())} - _COMMON
+
+
+# words too common to show what a question asks about
+_COMMON = {w[:5] for w in ("the", "what", "which", "please", "could", "would", "provide", "tell", "value", "want")}
+
+
+def human_reply(scenario: Scenario, question: str, argument_description: str = "") -> str:
+    """The scripted person of Ask-and-Help: the value the request left out (``metadata["masked"]``) when the
+    question asks about it — it names the argument or a word of the argument's description — else a polite no."""
+    masked = scenario.metadata.get("masked")
+    if not isinstance(masked, dict):
+        return HUMAN_DECLINES
+    about = _stems(f"{masked['argument'].replace('_', ' ')} {argument_description}")
+    if about & _stems(question):
+        return str(masked.get("phrase") or masked["value"])
+    return HUMAN_DECLINES
 
 
 def user_reply(scenario: Scenario, question: str) -> str:
@@ -64,6 +99,7 @@ class Environment:
         search: Searcher | None = None,
         max_results: int = MAX_RESULTS,
         tool_notes: bool = False,
+        ask_human: bool = False,
     ):
         self.scenario = scenario
         self.toolbox = toolbox
@@ -74,6 +110,8 @@ class Environment:
         self._meta = {spec.name: spec for spec in SEARCH_SPECS} if search is not None else {}
         if scenario.user_replies:
             self._meta[ASK_USER] = ASK_USER_SPEC
+        if ask_human:
+            self._meta[ASK_HUMAN] = ASK_HUMAN_SPEC
         self.tool_notes = tool_notes
         self._state = None
         self._fault_runtime = FaultRuntime(self.faults, key=f"{scenario.id}\x00{seed}")
@@ -122,8 +160,9 @@ class Environment:
         names = dict.fromkeys(t for t in self.scenario.tools if t not in removed)
         names.update(dict.fromkeys(t for t in self.scenario.hidden_tools if self.findable(t)))
         names.update(dict.fromkeys(t for t in self._discovered if self.findable(t)))
-        if ASK_USER in self._meta:
-            names[ASK_USER] = None
+        for meta in (ASK_USER, ASK_HUMAN):
+            if meta in self._meta:
+                names[meta] = None
         return [self._shown(self._spec(n)) for n in names]
 
     def _callable(self, name: str) -> bool:
@@ -193,6 +232,9 @@ class Environment:
                 try:
                     if call.name == ASK_USER:
                         result = {"reply": user_reply(self.scenario, str(arguments.get("question", "")))}
+                    elif call.name == ASK_HUMAN:
+                        question = str(arguments.get("question", ""))
+                        result = {"reply": human_reply(self.scenario, question, self._masked_description())}
                     elif call.name in self._meta:
                         result = self._search(call.name, arguments)
                     elif silent is not None and silent[1].kind == FaultKind.silent_noop:
@@ -233,6 +275,14 @@ class Environment:
             with contextlib.suppress(ToolExecutionError):
                 self.toolbox.execute(self._state, spec, part)
         return result
+
+    def _masked_description(self) -> str:
+        """The description of the argument the request left out (what a question about it may mention)."""
+        masked = self.scenario.metadata.get("masked")
+        spec = self.toolbox.specs.get(masked["tool"]) if isinstance(masked, dict) else None
+        if spec is None or not isinstance(masked, dict):
+            return ""
+        return str(spec.parameters.get("properties", {}).get(masked["argument"], {}).get("description", ""))
 
     def first_tried_tools(self) -> set[str]:
         """Tools a permanent ``first_tried`` fault disabled in this episode (for judging whether giving up was

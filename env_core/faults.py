@@ -24,6 +24,7 @@ from env_core.model import (
     FaultKind,
     FaultSpec,
     FiredFault,
+    Mask,
     Persistence,
     Scenario,
     Strict,
@@ -32,6 +33,10 @@ from env_core.model import (
 )
 
 Harness = Literal["none", "preamble", "schema_notes", "few_shot"]
+# FAIL-TaLMs' settings as transformations of any scenario: the request with a needed value left out, a needed tool
+# taken away (one a person could stand in for, or one nobody could), or every tool taken away
+Condition = Literal["none", "underspecified", "replaceable", "non_replaceable", "no_tools"]
+Awareness = Literal["none", "info", "tool"]
 
 
 class Setting(Strict):
@@ -46,6 +51,23 @@ class Setting(Strict):
         description="a prompting harness layer (Failing Tools, Table 2): none (H0), preamble (H1: a system-prompt "
         "block on verifying and recovering), schema_notes (H2: each tool's failure hint in its description), "
         "few_shot (H3: three worked recoveries on invented APIs)",
+    )
+    condition: Condition = Field(
+        default="none",
+        description="a FAIL-TaLMs transformation of each scenario: underspecified (a value the task needs is left "
+        "out, from the scenario's masks or found in its gold plan), replaceable / non_replaceable (a gold tool a "
+        "person could / could not stand in for is removed), no_tools (every tool is removed); a scenario it cannot "
+        "apply to is left out of the setting",
+    )
+    ask_human: bool = Field(
+        default=False,
+        description="offer ask_human (Ask-and-Help): a simulated person who answers a question asking for a value "
+        "the task left out, and declines anything else",
+    )
+    awareness: Awareness = Field(
+        default="none",
+        description="before acting, ask the agent whether it has the information (info) or the tools (tool) it "
+        "needs: Yes / IDK / No, and No skips the task (FAIL-TaLMs §3.4.2)",
     )
     description: str = ""
 
@@ -110,13 +132,54 @@ PRESET_SETTINGS: dict[str, Setting] = {
             hints=True,
             description="first_tried, with each scenario's hint after its task (HoHW Table 4)",
         ),
+        Setting(
+            name="perfect",
+            scenario_faults=False,
+            awareness="info",
+            description="FAIL-TaLMs' perfect setting: the full request and every tool, after an information-awareness "
+            "question",
+        ),
+        Setting(
+            name="underspecified",
+            scenario_faults=False,
+            condition="underspecified",
+            awareness="info",
+            description="FAIL-TaLMs' under-specified setting: a value the task needs is left out of the request; "
+            "information-awareness question first",
+        ),
+        Setting(
+            name="replaceable",
+            scenario_faults=False,
+            condition="replaceable",
+            awareness="tool",
+            description="FAIL-TaLMs' replaceable setting: a needed tool a person could stand in for is removed; "
+            "tool-awareness question first",
+        ),
+        Setting(
+            name="non_replaceable",
+            scenario_faults=False,
+            condition="non_replaceable",
+            awareness="tool",
+            description="FAIL-TaLMs' non-replaceable setting: a needed tool no person could stand in for is removed; "
+            "tool-awareness question first",
+        ),
+        Setting(
+            name="no_tools",
+            scenario_faults=False,
+            condition="no_tools",
+            description="FAIL-TaLMs' no-tools setting: the request alone, no tool at all (what the model knows)",
+        ),
     ]
 }
 
 
 def resolve_faults(scenario: Scenario, setting: Setting) -> list[FaultSpec]:
-    """The concrete fault plan of one episode: symbolic targets replaced by the scenario's tool names."""
+    """The concrete fault plan of one episode: symbolic targets replaced by the scenario's tool names; a setting's
+    condition that takes tools away adds the ``removed`` fault that does it."""
     specs = (list(scenario.faults) if setting.scenario_faults else []) + list(setting.faults)
+    taken = condition_removes(scenario, setting.condition)
+    if taken:
+        specs.append(FaultSpec(kind=FaultKind.removed, target=taken))
     solution = scenario.gold.solution_tools()
     primary = [c.tool for c in scenario.gold.plans[0]] if scenario.gold.plans else []
     resolved = []
@@ -135,10 +198,69 @@ HINT_PREFIX = "\n\nHint: "
 
 def posed(scenario: Scenario, setting: Setting) -> Scenario:
     """The scenario as the agent is asked it under ``setting``: with ``hints``, its hint follows its task (a
-    scenario without a hint is unchanged)."""
+    scenario without a hint is unchanged); under the ``underspecified`` condition its task leaves a value out, which
+    ``metadata["masked"]`` keeps as the hidden ground truth (what ``ask_human`` answers with)."""
+    if setting.condition == "underspecified":
+        mask = mask_of(scenario)
+        if mask is not None:
+            hidden = {"tool": mask.tool, "argument": mask.argument, "value": mask.value, "phrase": mask.phrase}
+            scenario = scenario.model_copy(
+                update={"task": mask.task, "metadata": {**scenario.metadata, "masked": hidden}}
+            )
     if not setting.hints or not scenario.hint:
         return scenario
     return scenario.model_copy(update={"task": f"{scenario.task}{HINT_PREFIX}{scenario.hint}"})
+
+
+def _words(name: str) -> str:
+    return " ".join(re.findall(r"[A-Za-z][a-z]*|\d+", name)).lower() or name
+
+
+def automatic_mask(scenario: Scenario) -> Mask | None:
+    """A value of the primary plan's literal arguments that the task states word for word, left out: replaced by
+    "a certain <argument>" (our stand-in for the paper's hand edits; a scenario's own ``masks`` come first)."""
+    for call in scenario.gold.plans[0] if scenario.gold.plans else []:
+        for argument, value in call.arguments.items():
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                continue
+            text = str(value)
+            if len(text) < 2:
+                continue  # a one-character value would match inside other words' places
+            found = re.search(rf"(?<![\w]){re.escape(text)}(?![\w])", scenario.task, re.IGNORECASE)
+            if found is None:
+                continue
+            task = scenario.task[: found.start()] + f"a certain {_words(argument)}" + scenario.task[found.end() :]
+            return Mask(task=task, tool=call.tool, argument=argument, value=value, phrase=found.group(0))
+    return None
+
+
+def mask_of(scenario: Scenario) -> Mask | None:
+    """The under-specified variant a scenario is run as: its first hand-written mask, else an automatic one."""
+    return scenario.masks[0] if scenario.masks else automatic_mask(scenario)
+
+
+def condition_removes(scenario: Scenario, condition: Condition) -> list[str]:
+    """The tools a condition takes away from a scenario: the first primary-plan tool of the wanted kind
+    (replaceable / non_replaceable, as the scenario flags them), or every tool it lists (no_tools)."""
+    if condition == "no_tools":
+        return list(dict.fromkeys([*scenario.tools, *scenario.hidden_tools]))
+    if condition in ("replaceable", "non_replaceable"):
+        wanted = condition == "replaceable"
+        primary = [c.tool for c in scenario.gold.plans[0]] if scenario.gold.plans else []
+        return next(([tool] for tool in primary if scenario.replaceable.get(tool) is wanted), [])
+    return []
+
+
+def not_applicable(scenario: Scenario, setting: Setting) -> str | None:
+    """Why a setting's condition cannot be applied to a scenario (it is then left out of that setting), or None."""
+    if setting.condition == "underspecified" and mask_of(scenario) is None:
+        return "no value of its request to leave out (no mask, and no gold argument stated word for word)"
+    if setting.condition in ("replaceable", "non_replaceable") and not condition_removes(scenario, setting.condition):
+        kind = "a person could" if setting.condition == "replaceable" else "no person could"
+        return f"no gold tool flagged as one {kind} stand in for"
+    if setting.condition == "no_tools" and not scenario.tools:
+        return "no tool to take away"
+    return None
 
 
 def expects_give_up(scenario: Scenario, faults: list[FaultSpec], first_tried: Iterable[str] | None = None) -> bool:

@@ -380,6 +380,7 @@ class DisclosureRule(Strict):
 
 
 ASK_USER = "ask_user"  # the tool through which the agent asks the user (offered when a scenario scripts replies)
+ASK_HUMAN = "ask_human"  # FAIL-TaLMs' Ask-and-Help: a simulated person (offered under a setting with ask_human)
 
 
 class UserReply(Strict):
@@ -388,6 +389,17 @@ class UserReply(Strict):
 
     about: list[str] = Field(default_factory=list)
     say: str = Field(min_length=1)
+
+
+class Mask(Strict):
+    """An under-specified variant of a scenario (FAIL-TaLMs §3.2.2): the task with one value it needs left out,
+    and that value, kept as hidden ground truth (what a person asked for it would say)."""
+
+    task: str = Field(min_length=1, description="the task text without the value")
+    tool: str = Field(description="the tool whose argument needs the value")
+    argument: str = Field(description="that argument's name")
+    value: Any = Field(description="the value left out")
+    phrase: str = Field(default="", description="how the user says it when asked (default: the value as text)")
 
 
 class Scenario(Versioned):
@@ -413,6 +425,15 @@ class Scenario(Versioned):
     )
     follow_ups: list[str] = Field(
         default_factory=list, description="user messages that follow the agent's answers, in order (multi-turn)"
+    )
+    masks: list[Mask] = Field(
+        default_factory=list,
+        description="hand-written under-specified variants (the first is used by the underspecified setting)",
+    )
+    replaceable: dict[str, bool] = Field(
+        default_factory=dict,
+        description="per gold tool: whether an average person could stand in for it with little effort "
+        "(the unavailable-tool settings remove a replaceable or a non-replaceable one)",
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -541,6 +562,14 @@ class Outcome(StrEnum):
         return self not in (Outcome.infra_error, Outcome.config_error)
 
 
+class AwarenessAnswer(Strict):
+    """The agent's answer to an awareness question asked before it acted (FAIL-TaLMs §3.4.2)."""
+
+    question: Literal["info", "tool"]
+    answer: Literal["yes", "idk", "no"] | None = Field(description="None: the reply began with none of them")
+    reply: str = ""
+
+
 class Trajectory(Versioned):
     episode_id: str
     scenario_id: str
@@ -552,6 +581,8 @@ class Trajectory(Versioned):
     steps: list[Step] = Field(default_factory=list)
     final_answer: str | None = None
     gave_up: bool = False
+    awareness: AwarenessAnswer | None = None  # the awareness question's answer, under a setting that asks one
+    skipped: bool = False  # the agent answered No to the awareness question, so the task was not attempted
     outcome: Outcome = Outcome.scored
     error: str | None = None  # "Type: message" of what ended the episode early
     error_trace: str | None = None  # the last frames of its traceback, one "file:line in function" per line

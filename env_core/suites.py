@@ -95,6 +95,7 @@ class Suite:
             search=search,
             max_results=access.max_results,
             tool_notes=setting.harness == "schema_notes",
+            ask_human=setting.ask_human,
         )
 
     def content_hash(self) -> str:

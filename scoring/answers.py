@@ -12,7 +12,7 @@ import json
 import math
 import re
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
@@ -197,3 +197,53 @@ def _records_match(value: Any, structured: bool, gold: list[dict[Any, Any]], ord
     got = [_record(row) for row in value]
     expected = [_record(row) for row in gold]
     return got == expected if ordered else Counter(got) == Counter(expected)
+
+
+Awareness = Literal["yes", "idk", "no"]
+VerdictWord = Literal["pass", "fail"]
+
+
+# Reading a reply's first word: awareness answers (Yes / IDK / No) and graders' verdicts (Pass / Fail)
+
+# what may come before the first word: whitespace, markdown emphasis / headings / quotes / code, quotation marks
+# and an opening bracket; none of them changes what the answer is
+_LEAD = re.compile(r"""^[\s*_#>`"'“”‘’«»„\[(]+""")
+_AWARENESS = re.compile(
+    r"""^(?:
+        (?P<idk>idk
+          |i\s+(?:do\s+not|don'?t)\s+know
+          |(?:i'?m\s+|i\s+am\s+)?(?:unsure|uncertain|not\s+sure))
+        |(?P<yes>yes)
+        |(?P<no>no)
+    )(?!\w)""",
+    re.VERBOSE,
+)
+_VERDICT = re.compile(r"^(?:(?P<pass>pass(?:ed|es)?)|(?P<fail>fail(?:ed|s)?))(?!\w)")
+
+
+def _opening(text: str | None) -> str:
+    """The reply from its first word on, lower case, markup and quotes before it dropped, curly apostrophes
+    straightened (``**I don’t know**`` -> ``i don't know**``)."""
+    if not isinstance(text, str):
+        return ""
+    return _LEAD.sub("", text.replace("’", "'").replace("‘", "'")).casefold()
+
+
+def parse_awareness(text: str | None) -> Awareness | None:
+    """The answer an awareness reply opens with: ``yes``, ``idk`` (also "I don't know", "I do not know",
+    "unsure", "not sure") or ``no``; None when the reply opens with other words (the answer must come first)."""
+    found = _AWARENESS.match(_opening(text))
+    if found is None:
+        return None
+    if found.group("idk"):
+        return "idk"
+    return "yes" if found.group("yes") else "no"
+
+
+def parse_verdict(text: str | None) -> VerdictWord | None:
+    """The verdict a grader reply opens with (``Pass`` / ``Fail``, any case, markup and quotes allowed before it);
+    None when it opens with anything else."""
+    found = _VERDICT.match(_opening(text))
+    if found is None:
+        return None
+    return "pass" if found.group("pass") else "fail"

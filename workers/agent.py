@@ -19,14 +19,31 @@ from pydantic import Field, model_validator
 from env_core.environment import Environment
 from env_core.errors import SandboxViolation
 from env_core.faults import Harness
-from env_core.model import Action, Observation, Outcome, Step, Strict, ToolCall, ToolError, ToolSpec, Trajectory, Turn
+from env_core.model import (
+    Action,
+    AwarenessAnswer,
+    Observation,
+    Outcome,
+    Step,
+    Strict,
+    ToolCall,
+    ToolError,
+    ToolSpec,
+    Trajectory,
+    Turn,
+)
 from env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
 from env_core.search import SEARCH_TOOLS
+from scoring.answers import parse_awareness
 from workers.clients import ChatReply, ModelClient, ModelError
 from workers.parsers import parse_react, parse_tool_calls, text_tool_calls
 from workers.prompts import (
     ADVICE_SENTENCE,
     ASSISTANT_PROMPT,
+    AWARENESS_PROMPT,
+    AWARENESS_QUESTION,
+    AWARENESS_REMINDER,
+    AWARENESS_SYSTEM,
     CODEACT_ADVICE_SENTENCE,
     CODEACT_PROMPT,
     DIRECT_GIVE_UP_SENTENCE,
@@ -615,3 +632,41 @@ async def run_direct(
 
 
 PROTOCOLS = {"function_calling": run_agent, "react": run_react, "codeact": run_codeact, "direct": run_direct}
+
+AWARENESS_TURN = -1  # the awareness question's turn comes before the protocol's first (turn 0)
+
+
+def awareness_request(env: Environment, kind: str) -> list[dict[str, Any]]:
+    """The awareness question as a chat: its system prompt, then the question, the request and the tools (names and
+    descriptions, as the paper lists them)."""
+    functions = json.dumps([{"name": t.name, "description": t.description} for t in env.tools()], ensure_ascii=False)
+    prompt = AWARENESS_PROMPT.format(question=AWARENESS_QUESTION[kind], query=env.scenario.task, functions=functions)
+    return [{"role": "system", "content": AWARENESS_SYSTEM[kind]}, {"role": "user", "content": prompt}]
+
+
+async def ask_awareness(env: Environment, client: ModelClient, kind: str, trajectory: Trajectory) -> bool:
+    """Ask the awareness question before the agent acts (FAIL-TaLMs §3.4.2) and record the answer; a reply that
+    begins with none of Yes / IDK / No is asked again once, then recorded as None (and the task attempted). Returns
+    whether the agent may go on: False after No (the task is skipped) or when the model failed."""
+    messages = awareness_request(env, kind)
+    answer: str | None = None
+    reply: ChatReply | None = None
+    for attempt in range(2):
+        reply = await _model_turn(client, messages, [], AWARENESS_TURN, trajectory)
+        if reply is None:
+            return False
+        trajectory.turns[-1].parse_stage = "awareness"
+        answer = parse_awareness(reply.content)
+        if answer is not None or attempt == 1:
+            break
+        trajectory.turns[-1].parse_error = "the awareness answer begins with none of Yes, IDK, No"
+        messages = [*messages, {"role": "assistant", "content": reply.content or ""}]
+        messages.append({"role": "user", "content": AWARENESS_REMINDER})
+    text = (reply.content if reply is not None else None) or ""
+    trajectory.awareness = AwarenessAnswer(question=kind, answer=answer, reply=text)  # type: ignore[arg-type]
+    if answer != "no":
+        return True
+    env.reset()
+    trajectory.skipped = True
+    _finish(env, trajectory, AWARENESS_TURN, f"{GIVE_UP_MARKER}: skipped after answering No: {text}", gave_up=True)
+    return False

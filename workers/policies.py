@@ -25,12 +25,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from env_core.model import Scenario, ToolCall, ToolSpec
-from env_core.plans import Next, NextAnswer, PlanWalker, read_tool_message
+from env_core.model import ASK_HUMAN, Scenario, ToolCall, ToolSpec
+from env_core.plans import Next, NextAnswer, NextCall, PlanWalker, read_tool_message
 from env_core.sandbox import python_name
 from env_core.search import GET_INFO, SEARCH_TOOLS
 from workers.clients import ChatReply, ModelClient
-from workers.prompts import GIVE_UP_MARKER
+from workers.prompts import AWARENESS_OPENING, GIVE_UP_MARKER
 
 
 def _tool_result(message: dict[str, Any]) -> Any:
@@ -44,35 +44,102 @@ def called(call: ToolCall) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": [tool_call]}
 
 
+def awareness_question(messages: list[dict[str, Any]]) -> bool:
+    """Whether a request is the awareness question asked before an episode (``workers.agent.ask_awareness``)."""
+    return bool(messages) and str(messages[0].get("content") or "").startswith(AWARENESS_OPENING)
+
+
+def listed_tools(messages: list[dict[str, Any]]) -> set[str]:
+    """The tool names an awareness question lists (its last line: ``Available tools: [...]``)."""
+    text = str(messages[-1].get("content") or "")
+    _, _, listed = text.rpartition("Available tools: ")
+    try:
+        return {t["name"] for t in json.loads(listed)}
+    except (ValueError, TypeError, KeyError):
+        return set()
+
+
 class _PlanFollower(ModelClient):
     """Drives a :class:`~env_core.plans.PlanWalker` through the model-client interface: each call it decides is a
-    tool call, each tool message it reads is the result it is fed."""
+    tool call, each tool message it reads is the result it is fed.
+
+    A request that leaves a value out (``metadata["masked"]``, FAIL-TaLMs' under-specified setting) is handled as
+    the policy's character says: the oracle asks the person (``ask_human``) when it can and declines when it cannot;
+    the naive policy fills the gap with a guess."""
 
     recover = True
 
     def __init__(self, scenario: Scenario):
         self.walker = PlanWalker(scenario, self.recover)
+        self.scenario = scenario
+        self.masked: dict[str, Any] | None = scenario.metadata.get("masked")
+        self.asking = False  # an ask_human call is out
         self.waiting = False
         self.calls = 0
         self.answer: str | None = None
 
+    def solvable(self, visible: set[str]) -> bool:
+        """Whether some gold plan's tools are all offered and, for a request that left a value out, the person
+        can be asked for it."""
+        plans = self.scenario.gold.plans
+        usable = not plans or any({c.tool for c in plan} <= visible for plan in plans)
+        return usable and (self.masked is None or ASK_HUMAN in visible)
+
+    def awareness(self, visible: set[str]) -> str:
+        if self.solvable(visible):
+            return "Yes: the tools listed cover every step, and I have what the request needs."
+        return "No: no tool I have (and nothing I know) can complete this request."
+
+    def _guess(self, step: Next) -> Next:
+        """The naive policy's stand-in for a value the request left out: it does not ask, it guesses."""
+        return step
+
     def _reply(self, step: Next) -> ChatReply:
+        step = self._guess(step) if isinstance(step, NextAnswer) else step
         if isinstance(step, NextAnswer):
             self.waiting = False
             self.answer = step.text
             return ChatReply(content=step.text, finish_reason="stop")
+        step = self._guess(step)
         self.calls += 1
         self.waiting = True
         call = ToolCall(id=f"call_{self.calls}", name=step.tool, arguments=step.arguments)
         return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
 
+    def _start(self, visible: set[str], open_world: bool, tools: list[dict[str, Any]]) -> ChatReply:
+        if self.masked is not None and self.recover:
+            if ASK_HUMAN not in visible:
+                argument = self.masked["argument"].replace("_", " ")
+                self.answer = f"{GIVE_UP_MARKER}: the request does not say which {argument} it means."
+                return ChatReply(content=self.answer, finish_reason="stop")
+            self.asking = True
+            self.calls += 1
+            # the question names the argument and says what it is, as the tool's documentation does
+            spec = next((t["function"] for t in tools if t["function"]["name"] == self.masked["tool"]), {})
+            described = spec.get("parameters", {}).get("properties", {}).get(self.masked["argument"], {})
+            about = f" ({described['description']})" if described.get("description") else ""
+            question = f"Which {self.masked['argument'].replace('_', ' ')} do you mean{about}?"
+            call = ToolCall(id=f"call_{self.calls}", name=ASK_HUMAN, arguments={"question": question})
+            return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
+        return self._reply(self.walker.start(visible, open_world))
+
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if awareness_question(messages):
+            return ChatReply(content=self.awareness(listed_tools(messages)), finish_reason="stop")
         visible = {t["function"]["name"] for t in tools}
         open_world = SEARCH_TOOLS in visible  # every tool of the universe is callable; a removed one just fails
         if self.answer is not None:  # a follow-up from the user: the work is done, the answer stands
             return ChatReply(content=self.answer, finish_reason="stop")
-        if not self.waiting:
+        if self.asking:  # the person's reply is in: the plan with the value they gave, if they gave it
+            self.asking = False
+            reply = str(_tool_result(messages[-1]))
+            assert self.masked is not None
+            if str(self.masked.get("phrase") or self.masked["value"]).casefold() not in reply.casefold():
+                self.answer = f"{GIVE_UP_MARKER}: the request leaves out a value, and the person could not give it."
+                return ChatReply(content=self.answer, finish_reason="stop")
             return self._reply(self.walker.start(visible, open_world))
+        if not self.waiting:
+            return self._start(visible, open_world, tools)
         return self._reply(self.walker.on_result(_tool_result(messages[-1]), visible, open_world))
 
 
@@ -82,9 +149,34 @@ class OraclePolicy(_PlanFollower):
 
 class NaivePolicy(_PlanFollower):
     """Primary plan only, its confirmation steps skipped, nothing checked. A failure is passed through as the
-    answer, the way an agent that trusts its first plan reports whatever came back."""
+    answer, the way an agent that trusts its first plan reports whatever came back. It always believes it can do
+    the task, and a value the request left out it guesses rather than asks for."""
 
     recover = False
+
+    def awareness(self, visible: set[str]) -> str:
+        return "Yes: I can do this."
+
+    guessed = False
+    last: Any = None
+
+    def _guess(self, step: Next) -> Next:
+        if isinstance(step, NextAnswer) and self.guessed:
+            # a plan run on a guess has no report to trust: it reports what came back
+            return NextAnswer(json.dumps(self.last, ensure_ascii=False, default=str))
+        masked = self.masked
+        if masked is None or not isinstance(step, NextCall) or step.tool != masked["tool"]:
+            return step
+        if masked["argument"] not in step.arguments:
+            return step
+        self.guessed = True
+        guess: Any = 0 if isinstance(masked["value"], int | float) else "unknown"
+        return NextCall(step.tool, {**step.arguments, masked["argument"]: guess})
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if messages and messages[-1].get("role") == "tool":
+            self.last = _tool_result(messages[-1])
+        return await super().complete(messages, tools)
 
 
 class RandomPolicy(ModelClient):
@@ -112,6 +204,8 @@ class RandomPolicy(ModelClient):
         return self.rng.choice(self.words)
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if awareness_question(messages):
+            return ChatReply(content=self.rng.choice(["Yes.", "IDK.", "No."]), finish_reason="stop")
         if self.calls >= self.budget or not tools:
             last = _tool_result(messages[-1]) if messages[-1].get("role") == "tool" else None
             return ChatReply(content=json.dumps(last, default=str), finish_reason="stop")

@@ -287,3 +287,25 @@ HARNESS_FEW_SHOT = (
     "Reply: Copper Ridge is closed today because of a rockfall, according to current park data; TrailHub still "
     "shows it open, but its data is six days old."
 )
+
+# FAIL-TaLMs' awareness questions (appendix C.2), asked before the agent acts under a setting with ``awareness``: our
+# own wording of their structure — weigh your own knowledge, the tools, or both; answer Yes, IDK or No first, then a
+# short reason; No means the task is skipped. The opening sentence is how the built-in policies recognize the
+# question.
+AWARENESS_OPENING = "Before you act on the request below, judge whether you can see it through."
+_AWARENESS_COMMON = (
+    "Weigh three ways of getting there: what you already know about the world, what the available tools can do, and "
+    "the two together. Answer Yes if one of them gets you {what}; IDK if you are not sure but are willing to try; "
+    "No if none of them can, in which case the request is skipped and you will not attempt it. Begin your reply with "
+    "Yes, IDK or No, then give your reason in a sentence or two."
+)
+AWARENESS_SYSTEM = {
+    "info": f"{AWARENESS_OPENING} {_AWARENESS_COMMON.format(what='all the information the request needs')}",
+    "tool": f"{AWARENESS_OPENING} {_AWARENESS_COMMON.format(what='the answer (you have the tools it takes)')}",
+}
+AWARENESS_QUESTION = {
+    "info": "Do you have, or can you gather or infer, all the information needed to answer this request?",
+    "tool": "Do you have the right tools (or the knowledge) to complete this request?",
+}
+AWARENESS_PROMPT = "{question}\n\nRequest: {query}\n\nAvailable tools: {functions}"
+AWARENESS_REMINDER = "Please begin your reply with Yes, IDK or No."

@@ -25,7 +25,7 @@ from env_core.suites import Suite, SuiteRef, load_ref
 from retrieval.index import RetrievalConfig
 from retrieval.service import searcher_for
 from scoring.trajectory import score_trajectory
-from workers.agent import PROTOCOLS, AgentConfig
+from workers.agent import PROTOCOLS, AgentConfig, ask_awareness
 from workers.clients import ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from workers.docgen import document_suite
 from workers.policies import CodeActPolicy, DirectPolicy, ReActPolicy, make_policy
@@ -145,17 +145,22 @@ async def run_episode(
         model = shard.model
         agent = episode_agent(shard)
         protocol = agent.protocol
+        translator = None
         if isinstance(model, PolicyModel):
-            # built-in policies speak function calling; under a text protocol a translator speaks for them
-            client = shared_client or make_policy(model.policy or model.name, scenario, plan.seed, model.latency_s)
+            # built-in policies see the scenario (as posed when its request leaves a value out: its metadata says
+            # which) and speak function calling; under a text protocol a translator speaks for them
+            seen = env.scenario if "masked" in env.scenario.metadata else scenario
+            client = shared_client or make_policy(model.policy or model.name, seen, plan.seed, model.latency_s)
             translator = POLICY_TRANSLATORS.get(protocol)
-            if translator is not None:
-                client = translator(client, env.tools)
         elif shared_client is not None:
             client = shared_client
         else:
             raise InfraError(f"model '{model.name}' (kind '{model.kind}') has no client")
-        await PROTOCOLS[protocol](env, client, agent, trajectory, shard.sandbox)
+        awareness = shard.setting.awareness
+        if awareness == "none" or await ask_awareness(env, client, awareness, trajectory):
+            if translator is not None:
+                client = translator(client, env.tools)
+            await PROTOCOLS[protocol](env, client, agent, trajectory, shard.sandbox)
     except Exception as exc:  # nothing may lose the row; a harness bug is never charged to the model
         trajectory.outcome = OUTCOME_OF[classify(exc)]
         trajectory.error = describe(exc) if isinstance(exc, UndertowError) else f"harness error: {describe(exc)}"

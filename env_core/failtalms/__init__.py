@@ -1,0 +1,1 @@
+"""FAIL-TaLMs: an offline library of everyday tools and fully specified tasks over them."""

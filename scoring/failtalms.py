@@ -1,0 +1,504 @@
+"""Scoring for the ``failtalms`` family (FAIL-TaLMs): reading the awareness answer, the pass-rate judge, the
+paper's metrics (§3.4 and the interaction ratio of §5.1) with Wilson intervals, and the family summary laid out as
+the paper's Table 1.
+
+**Awareness** (§3.4.2). Before it works on a task the model is asked whether it has what the task needs and must
+answer yes, idk or no first; :func:`parse_awareness` reads that first answer (None when the reply opens with
+anything else). The questions themselves are the workers' business.
+
+**Pass rate** (§3.4.1, appendix C.1). A grader model sees the query, the final answer and the tool calls with
+their responses, and must open with Pass or Fail. :func:`judge` asks ``k`` independent votes; a vote whose reply
+opens with neither is asked again (with a reminder) up to ``retries`` times, then counts as a judge error, never a
+pass. The readable votes decide by majority, a tie fails, and a verdict with no readable vote is None.
+
+**Metrics** (§3.4, §5.1), per model and setting, over the episodes that carry the details (``passed``,
+``awareness``, ``asked_human``): PR = passed / n; Aware = (idk + no) / n; Unexp = (yes and passed) / n;
+Skip = no / n; Inter = episodes that asked the human at least once / n. In a setting that lacks nothing (the
+paper's *perfect*) the right answer is yes, so there Aware counts the yes answers and Unexp is not defined
+(the paper reads its Perfect row so).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env_core.failtalms import build
+from env_core.families import FamilyDefinition, FamilySummary, ReportTable, flat_metrics
+from env_core.model import ASK_HUMAN, EpisodeResult, Outcome, Scenario, Step, Trajectory
+from scoring.answers import Awareness, parse_awareness, parse_verdict
+from scoring.stats import wilson_interval
+from scoring.trajectory import score_trajectory
+
+FAMILY_NAME = build.FAMILY
+
+Message = dict[str, str]
+Ask = Callable[[list[Message]], Awaitable[str]]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The pass-rate judge (appendix C.1's criteria, in our words)
+
+GRADER_SYSTEM = (
+    "You grade the work of an assistant that can call tools. You are shown what the user asked, the assistant's "
+    "final answer, and every tool call the assistant made with the response it got back. Decide from the answer, "
+    "read against those responses, whether the user's request was actually fulfilled. The first word of your "
+    "reply must be Pass or Fail; you may explain after it."
+)
+
+GRADER_PROMPT = """Here is one finished task to grade.
+
+User's request:
+{query}
+
+Assistant's final answer:
+{answer}
+
+Tool calls the assistant made, each with its response:
+{calls}
+
+Does the final answer fulfil the user's request? Start your reply with Pass or Fail."""
+
+GRADER_REMINDER = (
+    "Your reply did not start with a verdict. Answer again, and make Pass or Fail the very first word of the reply."
+)
+
+NO_CALLS = "(the assistant called no tool)"
+NO_ANSWER = "(the assistant gave no final answer)"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def render_calls(calls: Sequence[Step | Mapping[str, Any]]) -> str:
+    """The tool calls as the grader reads them, one numbered line each: ``1. name({"a": 1}) -> response``.
+    Takes trajectory steps (their tool calls, with the observation the model saw) or mappings with ``name`` (or
+    ``tool``), ``arguments`` and ``response`` (or ``result`` / ``error``)."""
+    lines: list[str] = []
+    for call in calls:
+        if isinstance(call, Step):
+            if call.action.tool_call is None:  # answers and code blocks are not calls; their calls are own steps
+                continue
+            name, arguments = call.action.tool_call.name, call.action.tool_call.arguments
+            response = call.observation.content() if call.observation is not None else "(no response)"
+        else:
+            name = str(call.get("name") or call.get("tool") or "?")
+            arguments = call.get("arguments", {})
+            found = next((call[key] for key in ("response", "result", "error") if key in call), "(no response)")
+            response = found if isinstance(found, str) else _json(found)
+        lines.append(f"{len(lines) + 1}. {name}({_json(arguments)}) -> {response}")
+    return "\n".join(lines) if lines else NO_CALLS
+
+
+def grader_messages(query: str, answer: str | None, calls: Sequence[Step | Mapping[str, Any]]) -> list[Message]:
+    """The chat that asks for one vote."""
+    prompt = GRADER_PROMPT.format(
+        query=query, answer=answer if answer and answer.strip() else NO_ANSWER, calls=render_calls(calls)
+    )
+    return [{"role": "system", "content": GRADER_SYSTEM}, {"role": "user", "content": prompt}]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Vote(_Model):
+    """One grader vote: the last reply it gave, how that reply read (``error``: it never opened with Pass or
+    Fail) and how many times it was asked."""
+
+    reply: str
+    verdict: Literal["pass", "fail", "error"]
+    attempts: int
+
+
+class Verdict(_Model):
+    """The judge's decision on one episode with the votes behind it; ``passed`` None when no vote was readable."""
+
+    passed: bool | None
+    votes: list[Vote]
+
+    @property
+    def errors(self) -> int:
+        return sum(v.verdict == "error" for v in self.votes)
+
+
+def decide(votes: Sequence[Vote]) -> bool | None:
+    """Majority of the readable votes (a tie fails: a pass needs more passes than fails); None without one."""
+    passes = sum(v.verdict == "pass" for v in votes)
+    fails = sum(v.verdict == "fail" for v in votes)
+    if passes + fails == 0:
+        return None
+    return passes > fails
+
+
+async def _vote(ask: Ask, messages: list[Message], retries: int) -> Vote:
+    chat = list(messages)
+    reply = ""
+    for attempt in range(1, retries + 2):
+        reply = await ask(list(chat))
+        verdict = parse_verdict(reply)
+        if verdict is not None:
+            return Vote(reply=reply, verdict=verdict, attempts=attempt)
+        # keep the unreadable reply in the conversation, so the reminder refers to it
+        chat += [{"role": "assistant", "content": reply or ""}, {"role": "user", "content": GRADER_REMINDER}]
+    return Vote(reply=reply or "", verdict="error", attempts=retries + 1)
+
+
+async def judge(
+    ask: Ask,
+    query: str,
+    answer: str | None,
+    calls: Sequence[Step | Mapping[str, Any]],
+    k: int = 5,
+    retries: int = 1,
+) -> Verdict:
+    """Grade one episode with ``k`` votes of a grader model. ``ask`` sends a chat (a list of ``role`` /
+    ``content`` messages) and returns the reply text; the votes are asked one after another, each re-asked up to
+    ``retries`` times while its reply opens with neither Pass nor Fail. An exception from ``ask`` (the grader's
+    endpoint failing) is the caller's to handle: it says nothing about the graded model."""
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if retries < 0:
+        raise ValueError(f"retries must be at least 0, got {retries}")
+    messages = grader_messages(query, answer, calls)
+    votes = [await _vote(ask, messages, retries) for _ in range(k)]
+    return Verdict(passed=decide(votes), votes=votes)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Metrics
+
+
+@dataclass(frozen=True)
+class EpisodeFacts:
+    """What the metrics need of one episode. ``passed`` None: the judge had no readable vote (counted as not
+    passed). ``awareness`` None: not asked, or the reply did not open with an answer. ``asked`` None: the setting
+    offered no human to ask."""
+
+    passed: bool | None
+    awareness: Awareness | None
+    asked: bool | None = None
+
+
+class Rate(_Model):
+    """``k`` of ``n`` with its Wilson interval (at the summary's confidence); rate and bounds None when n is 0."""
+
+    n: int
+    k: int
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def rate(k: int, n: int, confidence: float = 0.95) -> Rate:
+    low, high = wilson_interval(k, n, confidence) if n else (None, None)
+    return Rate(n=n, k=k, rate=k / n if n else None, ci_low=low, ci_high=high)
+
+
+class SettingMetrics(_Model):
+    """The paper's numbers for one group of episodes (a model × setting). ``aware``, ``unexp`` and ``skip`` are
+    None when no episode gave a readable awareness answer (the question was not asked there), ``inter`` when no
+    episode could ask a human, ``unexp`` also in a setting that lacks nothing (success is expected there)."""
+
+    n: int
+    complete: bool = False  # the setting lacks nothing: awareness is right when it says yes
+    pr: Rate
+    aware: Rate | None
+    unexp: Rate | None
+    skip: Rate | None
+    inter: Rate | None
+    answers: dict[str, int] = Field(default_factory=dict)  # yes / idk / no / none (not asked or unreadable)
+    judge_errors: int = 0  # episodes whose judge had no readable vote (not passed)
+
+
+def setting_metrics(
+    rows: Sequence[EpisodeFacts], *, complete: bool = False, confidence: float = 0.95
+) -> SettingMetrics:
+    """PR, Aware, Unexp, Skip and Inter of a group of episodes, each over all ``n`` of them (§3.4, §5.1).
+    ``complete``: the setting lacks nothing (perfect), so Aware counts the yes answers and Unexp is None."""
+    n = len(rows)
+    answers = {key: sum(r.awareness == key for r in rows) for key in ("yes", "idk", "no")}
+    answers["none"] = n - sum(answers.values())
+    answered = n - answers["none"] > 0
+    passed = sum(r.passed is True for r in rows)
+    aware_k = answers["yes"] if complete else answers["idk"] + answers["no"]
+    unexpected = sum(r.awareness == "yes" and r.passed is True for r in rows)
+    offered = any(r.asked is not None for r in rows)
+    return SettingMetrics(
+        n=n,
+        complete=complete,
+        pr=rate(passed, n, confidence),
+        aware=rate(aware_k, n, confidence) if answered else None,
+        unexp=rate(unexpected, n, confidence) if answered and not complete else None,
+        skip=rate(answers["no"], n, confidence) if answered else None,
+        inter=rate(sum(r.asked is True for r in rows), n, confidence) if offered else None,
+        answers=answers,
+        judge_errors=sum(r.passed is None for r in rows),
+    )
+
+
+def _pool_rates(rates: Sequence[Rate | None], confidence: float) -> Rate | None:
+    known = [r for r in rates if r is not None]
+    return rate(sum(r.k for r in known), sum(r.n for r in known), confidence) if known else None
+
+
+def pool(groups: Sequence[SettingMetrics], confidence: float = 0.95) -> SettingMetrics:
+    """Several groups as one (the paper's *Unavailable tools* row pools the replaceable and non-replaceable
+    settings): counts added, rates and intervals recomputed; a metric a group does not define is left out of it."""
+    answers: dict[str, int] = {}
+    for group in groups:
+        for key, count in group.answers.items():
+            answers[key] = answers.get(key, 0) + count
+    return SettingMetrics(
+        n=sum(g.n for g in groups),
+        complete=bool(groups) and all(g.complete for g in groups),
+        pr=_pool_rates([g.pr for g in groups], confidence) or rate(0, 0, confidence),
+        aware=_pool_rates([g.aware for g in groups], confidence),
+        unexp=_pool_rates([g.unexp for g in groups], confidence),
+        skip=_pool_rates([g.skip for g in groups], confidence),
+        inter=_pool_rates([g.inter for g in groups], confidence),
+        answers=answers,
+        judge_errors=sum(g.judge_errors for g in groups),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Settings: recognized by name, so the table can follow the paper's order and labels
+
+# setting kind -> the paper's row label, in Table 1's order
+KINDS = {
+    "perfect": "Perfect",
+    "underspecified": "Under-specified",
+    "unavailable": "Unavailable tools",  # the pooled row, never a setting of its own
+    "nonreplaceable": "non-replaceable",
+    "replaceable": "replaceable",
+    "no_tools": "No-tools",
+}
+# words that mark a setting with a human to ask; "human" alone would not do: the paper calls the tools a person can
+# stand in for "human-replaceable"
+_HELP_WORDS = ("aah", "askandhelp", "withhelp", "askhuman")
+
+
+def _squashed(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.casefold())
+
+
+def setting_kind(name: str) -> str | None:
+    """Which of the paper's settings a setting name is (``under_specified``, ``non-replaceable+aah``...): a key
+    of :data:`KINDS`, or None for a name it does not recognize."""
+    squashed = _squashed(name)
+    for word in _HELP_WORDS:
+        squashed = squashed.replace(word, "")
+    if "nonreplaceable" in squashed or "irreplaceable" in squashed:
+        return "nonreplaceable"
+    if "replaceable" in squashed:
+        return "replaceable"
+    if "underspecified" in squashed or "masked" in squashed:
+        return "underspecified"
+    if "notool" in squashed:
+        return "no_tools"
+    if "perfect" in squashed:
+        return "perfect"
+    return None
+
+
+def with_help(name: str) -> bool:
+    """Whether a setting name says the model could ask a human (the paper's Ask-and-Help, Table 2)."""
+    squashed = _squashed(name)
+    return any(word in squashed for word in _HELP_WORDS)
+
+
+_UNAVAILABLE = {"nonreplaceable", "replaceable"}
+
+
+def _label(kind: str | None, name: str, helped: bool) -> str:
+    base = KINDS[kind] if kind else name
+    return f"{base} + AAH" if helped and kind else base
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The summary
+
+
+class FailTalmsRow(_Model):
+    """One model × setting of a suite."""
+
+    model: str
+    setting: str
+    n: int  # every episode, infra and config errors included
+    n_valid: int  # judged episodes with the failtalms details
+    metrics: SettingMetrics
+
+
+def _flag(value: Any) -> bool | None:
+    """A stored boolean (or count: more than 0 is True); None when absent or the NaN a table puts in a gap."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return bool(value)
+
+
+def _awareness(value: Any) -> Awareness | None:
+    """A stored answer: already read (``yes`` / ``idk`` / ``no``) or the reply text, read here."""
+    return parse_awareness(value) if isinstance(value, str) else None
+
+
+def facts(details: Mapping[str, Any]) -> EpisodeFacts:
+    """An episode's facts from its ``EpisodeResult.details`` (``passed``, ``awareness``, ``asked_human``)."""
+    return EpisodeFacts(
+        passed=_flag(details.get("passed")),
+        awareness=_awareness(details.get("awareness")),
+        asked=_flag(details.get("asked_human")),
+    )
+
+
+def _valid(row: Mapping[str, Any]) -> bool:
+    return Outcome(row["outcome"]).judged and "passed" in row
+
+
+def summarize_failtalms(rows: Sequence[Mapping[str, Any]], *, confidence: float = 0.95) -> dict[str, Any]:
+    """The summary data of one suite from per-episode dicts (``model``, ``setting``, ``outcome`` and the details
+    keys), one row per model × setting in order of first appearance. Episodes that are not judged (infra and
+    config errors) or carry no ``passed`` count in ``n`` only."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((str(r["model"]), str(r["setting"])), []).append(r)
+    out = []
+    for (model, setting), members in groups.items():
+        valid = [r for r in members if _valid(r)]
+        metrics = setting_metrics(
+            [facts(r) for r in valid], complete=setting_kind(setting) == "perfect", confidence=confidence
+        )
+        out.append({"model": model, "setting": setting, "n": len(members), "n_valid": len(valid), "metrics": metrics})
+    return {"family": FAMILY_NAME, "confidence": confidence, "rows": out}
+
+
+def decimal(value: Rate | None, digits: int = 2) -> str:
+    """A rate as the paper prints it, with its interval: ``0.42 [0.30–0.55]``; a dash when undefined."""
+    if value is None or value.rate is None:
+        return "—"
+    text = f"{value.rate:.{digits}f}"
+    if value.ci_low is not None and value.ci_high is not None:
+        text += f" [{value.ci_low:.{digits}f}–{value.ci_high:.{digits}f}]"
+    return text
+
+
+def _order(setting: str, first_seen: int) -> tuple[int, int, int]:
+    kind = setting_kind(setting)
+    rank = list(KINDS).index(kind) if kind else len(KINDS)
+    return (int(with_help(setting)), rank, first_seen)
+
+
+class FailTalmsSummary(FamilySummary):
+    """The FAIL-TaLMs numbers of one suite: see :func:`summarize_failtalms`."""
+
+    family: Literal["failtalms"] = "failtalms"
+    confidence: float = 0.95
+    rows: list[FailTalmsRow] = Field(default_factory=list)
+
+    def models(self) -> list[str]:
+        return list(dict.fromkeys(r.model for r in self.rows))
+
+    def lines(self, model: str) -> list[tuple[str, str, SettingMetrics]]:
+        """(label, setting, metrics) for one model in Table 1's order (without help first, then with), with the
+        pooled *Unavailable tools* row before its two parts when both ran."""
+        mine = [r for r in self.rows if r.model == model]
+        ordered = sorted(enumerate(mine), key=lambda item: _order(item[1].setting, item[0]))
+        out: list[tuple[str, str, SettingMetrics]] = []
+        pooled: set[bool] = set()
+        for _, row in ordered:
+            kind, helped = setting_kind(row.setting), with_help(row.setting)
+            if kind in _UNAVAILABLE and helped not in pooled:
+                parts = [r for r in mine if setting_kind(r.setting) in _UNAVAILABLE and with_help(r.setting) == helped]
+                if {setting_kind(r.setting) for r in parts} == _UNAVAILABLE:
+                    pooled.add(helped)
+                    out.append(
+                        (_label("unavailable", "", helped), "", pool([r.metrics for r in parts], self.confidence))
+                    )
+            label = _label(kind, row.setting, helped)
+            out.append((f"  {label}" if kind in _UNAVAILABLE else label, row.setting, row.metrics))
+        return out
+
+    def tables(self, suite: str) -> list[ReportTable]:
+        """Table 1's layout (Setting | PR | Aware | Unexp | Skip, plus Inter), one section per model."""
+        level = f"{100 * self.confidence:g}%"
+        columns = ["Model", "Setting", "n", "PR", "Aware", "Unexp", "Skip", "Inter"]
+        judge_errors = any(r.metrics.judge_errors for r in self.rows)
+        if judge_errors:
+            columns.append("Judge err.")
+        table = ReportTable(
+            title=f"{suite}: FAIL-TaLMs Table 1 — pass rate, awareness, unexpected success, skipped, interaction",
+            columns=columns,
+            right=[False, False, *[True] * (len(columns) - 2)],
+            note=(
+                f"Shares of the n episodes with {level} Wilson intervals. PR: passed (the gold facts stated; a "
+                "judge's majority vote where there is no gold). Aware: answered idk or no to the awareness question "
+                "(in Perfect, where nothing is missing: answered yes). Unexp: answered yes and passed. Skip: "
+                "answered no. Inter: asked the human at least once. — : not asked in that setting. Unavailable "
+                "tools pools its replaceable and non-replaceable rows."
+            ),
+        )
+        for model in self.models():
+            table.sections.append(len(table.rows))
+            for label, _, m in self.lines(model):
+                cells = [model, label, str(m.n), *(decimal(x) for x in (m.pr, m.aware, m.unexp, m.skip, m.inter))]
+                table.rows.append(cells + ([str(m.judge_errors)] if judge_errors else []))
+        return [table]
+
+    def metrics(self, model: str, setting: str) -> dict[str, float]:
+        """Flat numbers of one model × setting: ``failtalms.pr.rate``, ``failtalms.aware.ci_low`` and so on."""
+        for row in self.rows:
+            if row.model == model and row.setting == setting:
+                return flat_metrics(self.family, row.metrics)
+        return {}
+
+
+def summarize(results: Sequence[EpisodeResult]) -> FailTalmsSummary | None:
+    """The family summary of one suite's results (None when no judged episode carries the failtalms details)."""
+    rows = [{"model": r.model, "setting": r.setting, "outcome": r.outcome.value, **r.details} for r in results]
+    if not any(_valid(r) for r in rows):
+        return None
+    return FailTalmsSummary.model_validate(summarize_failtalms(rows))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Per episode, and the family object (the offline library: gold answers, so the pass rate is checked, not judged)
+
+
+def episode_details(
+    trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
+) -> dict[str, Any]:
+    """What the FAIL-TaLMs metrics need: ``passed`` (the final answer states the gold facts: the offline library's
+    deterministic check, the shared one), the awareness answer, and whether the agent asked the person — None when
+    the setting offered no one to ask (its name says Ask-and-Help)."""
+    asked = any(
+        step.action.tool_call is not None and step.action.tool_call.name == ASK_HUMAN for step in trajectory.steps
+    )
+    solved = score_trajectory(trajectory, scenario, False).solved
+    return {
+        "passed": bool(solved and not trajectory.skipped),
+        "awareness": trajectory.awareness.answer if trajectory.awareness is not None else None,
+        "asked_human": True if asked else (False if with_help(trajectory.setting) else None),
+        "skipped": trajectory.skipped,
+        "category": scenario.metadata.get("category"),
+    }
+
+
+FAMILY = FamilyDefinition(
+    name=build.FAMILY,
+    description="FAIL-TaLMs: an offline library of deterministic tools and requests, run under the shared "
+    "under-specified / unavailable-tool / no-tool settings with awareness questions and Ask-and-Help",
+    suite_config=build.FailTalmsSuite,
+    source_digest=build.source_digest,
+    build=build.build,
+    toolbox=build.toolbox,
+    episode_details=episode_details,
+    summarize=summarize,
+    summary_model=FailTalmsSummary,
+)
