@@ -1266,6 +1266,22 @@ def build(
     return BuildOutcome(chosen.name, out, tables, report)
 
 
+def import_suite(
+    family: str, path: str | Path, *, out: str | Path = "suite", hooks: Hooks | None = None
+) -> BuildOutcome:
+    """Write a suite folder at ``out`` from a benchmark's released files at ``path``: the build of a family that
+    can import (``Family.import_field`` names its suite field for the folder)."""
+    chosen = get_family(family)
+    field = getattr(chosen, "import_field", None)
+    if field is None:
+        able = [f.name for f in families() if getattr(f, "import_field", None)]
+        raise ConfigError(
+            f"family '{chosen.name}' cannot import released files (families that can: {', '.join(able) or 'none'})",
+            hint=f"build it with `undertow build {chosen.name}`",
+        )
+    return build(chosen.name, [f"{field}={path}"], out=out, hooks=hooks)
+
+
 # Scenario metadata that `undertow suites show` counts by, when a family's scenarios carry it
 OVERVIEW_FIELDS = (
     "domain",
@@ -1277,6 +1293,7 @@ OVERVIEW_FIELDS = (
     "split",
     "formulation",
     "database",
+    "setting",
 )
 
 

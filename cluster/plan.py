@@ -20,8 +20,10 @@ from pydantic import Field, ValidationError
 
 from cluster.config import SweepConfig
 from env_core.errors import ConfigError, did_you_mean
+from env_core.families import get_family
 from env_core.faults import not_applicable
 from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Scenario, Strict
+from env_core.simulated import EMULATED
 from env_core.suites import Suite, SuiteRef, load_ref
 from storage import is_s3, join_uri
 from workers.agent import FOLLOW_UP_PROTOCOLS, HARNESS_PROMPT_PROTOCOLS, AgentConfig
@@ -128,6 +130,43 @@ def check_hints(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> No
                 )
 
 
+def check_helpers(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> None:
+    """The helper models a run needs are configured, and none is configured where nothing would use it: emulated
+    tools need the suite's ``emulator``, scenarios without gold its ``judge`` (from a family that has one), and a
+    setting's ``human_model`` its ``ask_human``."""
+    for i, ref in enumerate(config.suites):
+        suite = loaded[i][1]
+        emulated = [spec.name for spec in suite.toolbox.specs.values() if spec.binding.get(EMULATED)]
+        if emulated and ref.emulator is None:
+            raise ConfigError(
+                f"suite '{ref.label}' has {len(emulated)} emulated tool(s) (e.g. '{emulated[0]}': their real APIs "
+                "are out of reach), and no emulator model to answer them",
+                field=f"suites[{i}].emulator",
+                hint="add emulator: {url: http://HOST:PORT/v1, name: MODEL}",
+            )
+        ungraded = [s.id for s in suite.scenarios if not s.gold.graded()]
+        judges = getattr(get_family(suite.family, ref.family_ref), "judge", None) is not None
+        if ungraded and judges and ref.judge is None:
+            raise ConfigError(
+                f"suite '{ref.label}' has {len(ungraded)} scenario(s) without a gold answer (e.g. '{ungraded[0]}'), "
+                "which only a judge model can grade",
+                field=f"suites[{i}].judge",
+                hint="add judge: {url: http://HOST:PORT/v1, name: MODEL, k: 5}",
+            )
+        if ref.judge is not None and not judges:
+            raise ConfigError(
+                f"suite '{ref.label}': family '{suite.family}' grades every episode against gold and has no judge",
+                field=f"suites[{i}].judge",
+            )
+    for i, setting in enumerate(config.settings):
+        if setting.human_model is not None and not setting.ask_human:
+            raise ConfigError(
+                f"setting '{setting.name}' names a human_model, but offers no one to ask",
+                field=f"settings[{i}].human_model",
+                hint="add ask_human: true",
+            )
+
+
 def check_protocol(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> None:
     """A harness layer in the system prompt and a scenario's follow-up turns are carried by some agent loops only:
     under another protocol they would silently not happen, and the run would be reported as if they had."""
@@ -176,6 +215,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     check_fault_targets(config, loaded)
     check_hints(config, loaded)
     check_protocol(config, loaded)
+    check_helpers(config, loaded)
     # a setting's condition (FAIL-TaLMs) leaves out the scenarios it cannot apply to: said, never silent
     applicable: dict[tuple[str, str], list[Scenario]] = {}
     for ref, suite in loaded:

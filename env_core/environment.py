@@ -2,16 +2,40 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import re
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from env_core.disclosure import Disclosure
+from env_core.errors import ConfigError
 from env_core.faults import FaultRuntime, partial_arguments
-from env_core.model import ASK_HUMAN, ASK_USER, Action, FaultKind, FaultSpec, Observation, Scenario, ToolError, ToolSpec
+from env_core.model import (
+    ASK_HUMAN,
+    ASK_USER,
+    Action,
+    ArgRef,
+    FaultKind,
+    FaultSpec,
+    Observation,
+    Scenario,
+    ToolError,
+    ToolSpec,
+)
 from env_core.search import MAX_RESULTS, SEARCH_SPECS, SEARCH_TOOLS, Searcher, search_error
+from env_core.simulated import (
+    EMULATED,
+    HUMAN_DECLINES,
+    STAND_IN_REPLY,
+    Helper,
+    emulation_messages,
+    human_reply,
+    names_tool,
+    person_messages,
+    read_emulated,
+)
 from env_core.tools import ToolBox, ToolExecutionError, ToolOutput
 
 ASK_USER_SPEC = ToolSpec(
@@ -38,28 +62,6 @@ ASK_HUMAN_SPEC = ToolSpec(
         "additionalProperties": False,
     },
 )
-# What the simulated person says to anything but the value the request left out (Ask-and-Help, scripted).
-HUMAN_DECLINES = "Sorry, I can't help with that."
-
-
-def _stems(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[a-z]{3,}", text.casefold())} - _COMMON
-
-
-# words too common to show what a question asks about
-_COMMON = {w[:5] for w in ("the", "what", "which", "please", "could", "would", "provide", "tell", "value", "want")}
-
-
-def human_reply(scenario: Scenario, question: str, argument_description: str = "") -> str:
-    """The scripted person of Ask-and-Help: the value the request left out (``metadata["masked"]``) when the
-    question asks about it — it names the argument or a word of the argument's description — else a polite no."""
-    masked = scenario.metadata.get("masked")
-    if not isinstance(masked, dict):
-        return HUMAN_DECLINES
-    about = _stems(f"{masked['argument'].replace('_', ' ')} {argument_description}")
-    if about & _stems(question):
-        return str(masked.get("phrase") or masked["value"])
-    return HUMAN_DECLINES
 
 
 def user_reply(scenario: Scenario, question: str) -> str:
@@ -88,6 +90,10 @@ class Environment:
     With ``search``, the episode is open-world: ``search_tools`` and ``get_info`` serve the whole tool universe
     (never a removed tool, never a hidden tool before its disclosure), any tool of the universe can be called, and
     the tools a search or ``get_info`` returned join the tool list.
+
+    ``emulator`` answers the tools marked emulated, ``person`` plays the Ask-and-Help person (scripted without one):
+    helper models (``env_core.simulated``). A call that needs one runs in a thread under :meth:`astep`, so that an
+    episode waiting for a helper does not hold up the others.
     """
 
     def __init__(
@@ -100,6 +106,8 @@ class Environment:
         max_results: int = MAX_RESULTS,
         tool_notes: bool = False,
         ask_human: bool = False,
+        emulator: Helper | None = None,
+        person: Helper | None = None,
     ):
         self.scenario = scenario
         self.toolbox = toolbox
@@ -113,6 +121,8 @@ class Environment:
         if ask_human:
             self._meta[ASK_HUMAN] = ASK_HUMAN_SPEC
         self.tool_notes = tool_notes
+        self.emulator = emulator
+        self.person = person
         self._state = None
         self._fault_runtime = FaultRuntime(self.faults, key=f"{scenario.id}\x00{seed}")
         self._disclosure = Disclosure(scenario.hidden_tools, scenario.disclosure)
@@ -187,6 +197,22 @@ class Environment:
         self._discovered[tool] = None
         return self._shown(self._spec(tool)).openai()["function"]
 
+    def needs_helper(self, action: Action) -> bool:
+        """Whether running ``action`` asks a helper model (an emulated tool, or a person played by a model)."""
+        call = action.tool_call
+        if action.kind != "tool_call" or call is None:
+            return False
+        if call.name == ASK_HUMAN:
+            return self.person is not None and ASK_HUMAN in self._meta
+        spec = self.toolbox.specs.get(call.name)
+        return spec is not None and bool(spec.binding.get(EMULATED))
+
+    async def astep(self, action: Action) -> Observation | None:
+        """:meth:`step` for an agent loop on an event loop: a call that waits for a helper model runs in a thread."""
+        if self.needs_helper(action):
+            return await asyncio.to_thread(self.step, action)
+        return self.step(action)
+
     def step(self, action: Action) -> Observation | None:
         """Run a tool call and return its observation; an answer or a give-up ends the episode (returns None)."""
         if self._state is None:
@@ -201,6 +227,7 @@ class Environment:
         started = time.perf_counter()
         fault = None
         result = None
+        emulated = False
         notes: list[str] = []
         error: ToolError | None = None
         if not self._callable(call.name):
@@ -233,12 +260,13 @@ class Environment:
                     if call.name == ASK_USER:
                         result = {"reply": user_reply(self.scenario, str(arguments.get("question", "")))}
                     elif call.name == ASK_HUMAN:
-                        question = str(arguments.get("question", ""))
-                        result = {"reply": human_reply(self.scenario, question, self._masked_description())}
+                        result = {"reply": self._human(str(arguments.get("question", "")))}
                     elif call.name in self._meta:
                         result = self._search(call.name, arguments)
                     elif silent is not None and silent[1].kind == FaultKind.silent_noop:
                         result = self._silent_write(spec, arguments, silent[1])
+                    elif spec.binding.get(EMULATED):
+                        result, emulated = self._emulate(spec, arguments), True
                     else:
                         result = self.toolbox.execute(self._state, spec, arguments)
                 except ToolExecutionError as exc:
@@ -258,7 +286,43 @@ class Environment:
             latency_ms=(time.perf_counter() - started) * 1000.0,
             disclosed=disclosed,
             notes=notes,
+            emulated=emulated,
         )
+
+    def _human(self, question: str) -> str:
+        """The Ask-and-Help person's reply: the model playing it, or the scripted one."""
+        # taken away by the setting, or already absent from an imported scenario (its metadata names them)
+        names = self._fault_runtime.removed_tools() | set(self.scenario.metadata.get("removed") or [])
+        removed = [self.toolbox.specs[t] for t in sorted(names) if t in self.toolbox.specs]
+        if self.person is not None:
+            return self.person(person_messages(self.scenario, question, removed)).strip()
+        reply = human_reply(self.scenario, question, self._masked_description())
+        if reply != HUMAN_DECLINES:
+            return reply
+        for spec in removed:
+            if self.scenario.replaceable.get(spec.name) is True and names_tool(question, spec.name):
+                return self._by_hand(spec) or HUMAN_DECLINES
+        return HUMAN_DECLINES
+
+    def _by_hand(self, spec: ToolSpec) -> str | None:
+        """A removed tool's work done by the scripted person: its result for the gold plan's call of it (what the
+        request needs), or None when no gold call gives its arguments outright."""
+        for plan in self.scenario.gold.plans:
+            for call in plan:
+                if call.tool == spec.name and not any(isinstance(v, ArgRef) for v in call.arguments.values()):
+                    try:
+                        result = self.toolbox.execute(self._state, spec, dict(call.arguments))
+                    except ToolExecutionError:
+                        return None
+                    value = result.value if isinstance(result, ToolOutput) else result
+                    return STAND_IN_REPLY.format(json.dumps(value, ensure_ascii=False, default=str))
+        return None
+
+    def _emulate(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        """An emulated tool's result: the emulator's reading of the call against the tool's documentation."""
+        if self.emulator is None:
+            raise ConfigError(f"tool '{spec.name}' is emulated (its API is out of reach): the suite needs an emulator")
+        return read_emulated(self.emulator(emulation_messages(spec, arguments)))
 
     def _silent_write(self, spec: ToolSpec, arguments: dict[str, Any], fault: FaultSpec) -> Any:
         """A ``silent_noop`` call: run on a throwaway copy of the state, so the agent reads a genuine success while
@@ -279,9 +343,9 @@ class Environment:
     def _masked_description(self) -> str:
         """The description of the argument the request left out (what a question about it may mention)."""
         masked = self.scenario.metadata.get("masked")
-        spec = self.toolbox.specs.get(masked["tool"]) if isinstance(masked, dict) else None
-        if spec is None or not isinstance(masked, dict):
+        if not isinstance(masked, dict) or masked.get("tool") not in self.toolbox.specs:
             return ""
+        spec = self.toolbox.specs[masked["tool"]]
         return str(spec.parameters.get("properties", {}).get(masked["argument"], {}).get("description", ""))
 
     def first_tried_tools(self) -> set[str]:

@@ -25,7 +25,7 @@ import json
 import math
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_chec
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from env_core.errors import ConfigError, did_you_mean
-from env_core.model import EpisodeResult, Scenario, Strict, ToolSpec, Trajectory
+from env_core.model import EpisodeResult, HelperModel, Scenario, Strict, ToolSpec, Trajectory
 from env_core.search import ToolAccess
 
 if TYPE_CHECKING:
@@ -82,11 +82,14 @@ def close_name(path: str | Path) -> str:
     return hint if hint.startswith("did you mean") else ""
 
 
-class DocsModel(Strict):
-    """An OpenAI-compatible endpoint that writes tool documentation (``docs: model``)."""
+class JudgeModel(HelperModel):
+    """A grader model (a helper, never the model under test) for the episodes a family cannot check against gold:
+    ``k`` votes, each sampled with its own seed, the majority deciding; a reply without a verdict is asked again up
+    to ``retries`` times, then counted as a judge error."""
 
-    url: str = Field(description="base URL, e.g. http://127.0.0.2:8000/v1")
-    name: str = Field(default="default", description="the model id it serves")
+    temperature: float = Field(default=0.7, ge=0, le=2, allow_inf_nan=False, description="votes differ by sampling")
+    k: int = Field(default=5, ge=1, le=101, description="votes per episode (5 in FAIL-TaLMs)")
+    retries: int = Field(default=1, ge=0, le=10, description="re-asks of a vote whose reply opens with no verdict")
 
 
 class SuiteConfig(Strict):
@@ -116,12 +119,25 @@ class SuiteConfig(Strict):
         description="tool documentation: the family's own (template) or written by docs_model and checked "
         "(families with a documenter only); cached with the build",
     )
-    docs_model: DocsModel | None = Field(default=None, description="docs: model: the endpoint that writes them")
+    docs_model: HelperModel | None = Field(default=None, description="docs: model: the endpoint that writes them")
+    emulator: HelperModel | None = Field(
+        default=None,
+        description="the model that answers the suite's emulated tools (imported tools whose real API is out of "
+        "reach) from their documentation; required when the suite has any",
+    )
+    judge: JudgeModel | None = Field(
+        default=None,
+        description="the grader model for episodes without a gold answer (families with a judge); required when "
+        "the suite has such scenarios",
+    )
 
     # fields that say how a suite is used, not what is built: the build cache ignores them
     USE_FIELDS: ClassVar[frozenset[str]] = frozenset(
-        {"family", "family_ref", "scenarios", "limit", "skip_invalid", "access", "alias", "split", "answers"}
-    )
+        {
+            "family", "family_ref", "scenarios", "limit", "skip_invalid", "access", "alias", "split", "answers",
+            "emulator", "judge",
+        }
+    )  # fmt: skip
 
     _resolve = field_validator("scenarios")(resolve_path)
 
@@ -310,6 +326,13 @@ SuiteAdapter = Callable[[Any, "SuiteConfig"], Any]
 EpisodeScorer = Callable[..., Any]
 
 
+# A family's judge for episodes it cannot check against gold: called as ``await judge(trajectory, scenario, ask,
+# config)`` after the episode ran, with ``ask(messages, seed)`` an async helper-model call and ``config`` the suite's
+# JudgeModel; returns details to add to the episode's (the verdict and every vote), or None when the scenario has
+# gold (nothing to judge). An exception from ``ask`` is the judge's endpoint failing: an infra error, never a fail.
+EpisodeJudge = Callable[..., Awaitable[dict[str, Any] | None]]
+
+
 class ToolDocumenter(Protocol):
     """What a family offers when a model may write its tools' documentation (``undertow build --docs-model-url``):
     the pure parts; the calling loop is ``workers.docgen``."""
@@ -338,7 +361,9 @@ class Family(Protocol):
     ``layouts`` (a :data:`Layouts`, for ``undertow report --layout NAME``); one with its own rubric has ``score``
     (an :data:`EpisodeScorer`); one whose built folders take options (``{path: OUT, formulation: rest}``) has
     ``folder_config`` (a :class:`FolderSuite` subclass with those fields) and ``adapt`` (a :data:`SuiteAdapter`
-    that applies a config's options to the loaded suite)."""
+    that applies a config's options to the loaded suite); one that grades answers without gold has ``judge`` (an
+    :data:`EpisodeJudge`, run with the suite's ``judge`` model); one that reads a benchmark's released files has
+    ``import_field`` (the suite field naming that folder, for ``undertow import``)."""
 
     name: str
     description: str
@@ -405,6 +430,8 @@ class FamilyDefinition:
     score: EpisodeScorer | None = None
     folder_config: type[FolderSuite] | None = None
     adapt: SuiteAdapter | None = None
+    judge: EpisodeJudge | None = None
+    import_field: str | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -21,9 +21,11 @@ from pydantic import Field
 from env_core.model import (
     TARGET_PRIMARY,
     TARGET_SOLUTION,
+    Condition,
     FaultKind,
     FaultSpec,
     FiredFault,
+    HelperModel,
     Mask,
     Persistence,
     Scenario,
@@ -33,9 +35,6 @@ from env_core.model import (
 )
 
 Harness = Literal["none", "preamble", "schema_notes", "few_shot"]
-# FAIL-TaLMs' settings as transformations of any scenario: the request with a needed value left out, a needed tool
-# taken away (one a person could stand in for, or one nobody could), or every tool taken away
-Condition = Literal["none", "underspecified", "replaceable", "non_replaceable", "no_tools"]
 Awareness = Literal["none", "info", "tool"]
 
 
@@ -61,8 +60,14 @@ class Setting(Strict):
     )
     ask_human: bool = Field(
         default=False,
-        description="offer ask_human (Ask-and-Help): a simulated person who answers a question asking for a value "
-        "the task left out, and declines anything else",
+        description="offer ask_human (Ask-and-Help): a simulated person, scripted unless human_model is set: it "
+        "gives the value the task left out to a question about it, does a removed human-replaceable tool's work by "
+        "hand when asked for it by name, and declines anything else",
+    )
+    human_model: HelperModel | None = Field(
+        default=None,
+        description="with ask_human: a model plays the person, with what the task left out (and the tools a "
+        "person can stand in for) in its prompt",
     )
     awareness: Awareness = Field(
         default="none",
@@ -177,7 +182,7 @@ def resolve_faults(scenario: Scenario, setting: Setting) -> list[FaultSpec]:
     """The concrete fault plan of one episode: symbolic targets replaced by the scenario's tool names; a setting's
     condition that takes tools away adds the ``removed`` fault that does it."""
     specs = (list(scenario.faults) if setting.scenario_faults else []) + list(setting.faults)
-    taken = condition_removes(scenario, setting.condition)
+    taken = [] if scenario.condition is not None else condition_removes(scenario, setting.condition)
     if taken:
         specs.append(FaultSpec(kind=FaultKind.removed, target=taken))
     solution = scenario.gold.solution_tools()
@@ -200,7 +205,7 @@ def posed(scenario: Scenario, setting: Setting) -> Scenario:
     """The scenario as the agent is asked it under ``setting``: with ``hints``, its hint follows its task (a
     scenario without a hint is unchanged); under the ``underspecified`` condition its task leaves a value out, which
     ``metadata["masked"]`` keeps as the hidden ground truth (what ``ask_human`` answers with)."""
-    if setting.condition == "underspecified":
+    if setting.condition == "underspecified" and scenario.condition is None:
         mask = mask_of(scenario)
         if mask is not None:
             hidden = {"tool": mask.tool, "argument": mask.argument, "value": mask.value, "phrase": mask.phrase}
@@ -252,7 +257,12 @@ def condition_removes(scenario: Scenario, condition: Condition) -> list[str]:
 
 
 def not_applicable(scenario: Scenario, setting: Setting) -> str | None:
-    """Why a setting's condition cannot be applied to a scenario (it is then left out of that setting), or None."""
+    """Why a setting's condition cannot be applied to a scenario (it is then left out of that setting), or None.
+    A scenario already in a condition (``Scenario.condition``) belongs to the settings of that condition only."""
+    if scenario.condition is not None:
+        if scenario.condition == setting.condition:
+            return None
+        return f"it is already in condition {scenario.condition}, and the setting's is {setting.condition}"
     if setting.condition == "underspecified" and mask_of(scenario) is None:
         return "no value of its request to leave out (no mask, and no gold argument stated word for word)"
     if setting.condition in ("replaceable", "non_replaceable") and not condition_removes(scenario, setting.condition):

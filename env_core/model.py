@@ -350,6 +350,11 @@ class Gold(Strict):
             raise ValueError(f"reports: {len(self.reports)} given for {len(self.plans)} plans; give one per plan")
         return self
 
+    def graded(self) -> bool:
+        """Whether an answer can be checked against anything here (an imported dataset may ship no gold at all:
+        then a judge model grades the episode)."""
+        return self.answer is not None or bool(self.plans or self.checkpoints or self.required_calls)
+
     def solution_tools(self) -> list[str]:
         seen: dict[str, None] = {}
         for plan in self.plans:
@@ -381,6 +386,27 @@ class DisclosureRule(Strict):
 
 ASK_USER = "ask_user"  # the tool through which the agent asks the user (offered when a scenario scripts replies)
 ASK_HUMAN = "ask_human"  # FAIL-TaLMs' Ask-and-Help: a simulated person (offered under a setting with ask_human)
+
+# FAIL-TaLMs' settings as transformations of any scenario: the request with a needed value left out, a needed tool
+# taken away (one a person could stand in for, or one nobody could), or every tool taken away
+Condition = Literal["none", "underspecified", "replaceable", "non_replaceable", "no_tools"]
+
+
+class HelperModel(Strict):
+    """An OpenAI-compatible endpoint that helps run an evaluation and is never the model under test: it writes tool
+    documentation, answers emulated tools, plays the person of Ask-and-Help, or judges. Its replies are cached on
+    disk (``UNDERTOW_CACHE``/helpers), keyed by the request, so a rerun gets the same ones."""
+
+    url: str = Field(description="base URL, e.g. http://127.0.0.2:8000/v1")
+    name: str = Field(default="default", description="the model id it serves")
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)
+    max_tokens: int = Field(default=512, ge=1, le=100_000)
+    timeout_s: float = Field(default=120.0, gt=0, le=86_400, allow_inf_nan=False, description="seconds per request")
+    max_retries: int = Field(default=3, ge=0, le=100, description="retries of a failed request (with backoff)")
+    api_key_env: str = Field(
+        default="OPENAI_API_KEY", description='environment variable holding the API key ("EMPTY" if unset)'
+    )
+    cache: bool = Field(default=True, description="keep replies on disk and reuse them for the same request")
 
 
 class UserReply(Strict):
@@ -434,6 +460,11 @@ class Scenario(Versioned):
         default_factory=dict,
         description="per gold tool: whether an average person could stand in for it with little effort "
         "(the unavailable-tool settings remove a replaceable or a non-replaceable one)",
+    )
+    condition: Condition | None = Field(
+        default=None,
+        description="the condition this scenario already is in (an imported dataset ships every setting's variant "
+        "of a request): it runs only under settings of that condition ('none' for the perfect one), untransformed",
     )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -497,6 +528,7 @@ class Observation(Strict):
     latency_ms: float = 0.0
     disclosed: list[str] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)  # text the tool printed beside its result (hints)
+    emulated: bool = False  # a helper model answered for a tool whose real API is out of reach
 
     def content(self) -> str:
         """The observation as the model reads it (the tool message content)."""

@@ -52,6 +52,7 @@ from env_core.scenarios import (
     write_scenarios,
 )
 from env_core.search import LexicalSearch, Searcher, ToolAccess
+from env_core.simulated import Helper
 from env_core.tools import MAIN, SqliteToolBox, ToolBox
 
 
@@ -79,9 +80,12 @@ class Suite:
         setting: Setting,
         access: ToolAccess | None = None,
         searcher: Searcher | None = None,
+        emulator: Helper | None = None,
+        person: Helper | None = None,
     ) -> Environment:
         """One episode's environment: faults resolved against the scenario, tools shown as ``access`` says. Open
-        access searches with ``searcher`` (a retrieval index), or the built-in lexical search."""
+        access searches with ``searcher`` (a retrieval index), or the built-in lexical search. ``emulator`` and
+        ``person`` are helper models (``env_core.simulated``): for emulated tools, and the Ask-and-Help person."""
         access = access or ToolAccess()
         faults = resolve_faults(scenario, setting)
         # removed tools do not count towards ``access.functions``: distractors_only at k still lists k tools
@@ -96,6 +100,8 @@ class Suite:
             max_results=access.max_results,
             tool_notes=setting.harness == "schema_notes",
             ask_human=setting.ask_human,
+            emulator=emulator,
+            person=person,
         )
 
     def content_hash(self) -> str:

@@ -23,23 +23,21 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from env_core.failtalms import build
-from env_core.families import FamilyDefinition, FamilySummary, ReportTable, flat_metrics
+from env_core.families import FamilyDefinition, FamilySummary, JudgeModel, ReportTable, flat_metrics
 from env_core.model import ASK_HUMAN, EpisodeResult, Outcome, Scenario, Step, Trajectory
 from scoring.answers import Awareness, parse_awareness, parse_verdict
+from scoring.judges import Ask, Message, Verdict, ask_votes
 from scoring.stats import wilson_interval
 from scoring.trajectory import score_trajectory
 
 FAMILY_NAME = build.FAMILY
-
-Message = dict[str, str]
-Ask = Callable[[list[Message]], Awaitable[str]]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -109,48 +107,6 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Vote(_Model):
-    """One grader vote: the last reply it gave, how that reply read (``error``: it never opened with Pass or
-    Fail) and how many times it was asked."""
-
-    reply: str
-    verdict: Literal["pass", "fail", "error"]
-    attempts: int
-
-
-class Verdict(_Model):
-    """The judge's decision on one episode with the votes behind it; ``passed`` None when no vote was readable."""
-
-    passed: bool | None
-    votes: list[Vote]
-
-    @property
-    def errors(self) -> int:
-        return sum(v.verdict == "error" for v in self.votes)
-
-
-def decide(votes: Sequence[Vote]) -> bool | None:
-    """Majority of the readable votes (a tie fails: a pass needs more passes than fails); None without one."""
-    passes = sum(v.verdict == "pass" for v in votes)
-    fails = sum(v.verdict == "fail" for v in votes)
-    if passes + fails == 0:
-        return None
-    return passes > fails
-
-
-async def _vote(ask: Ask, messages: list[Message], retries: int) -> Vote:
-    chat = list(messages)
-    reply = ""
-    for attempt in range(1, retries + 2):
-        reply = await ask(list(chat))
-        verdict = parse_verdict(reply)
-        if verdict is not None:
-            return Vote(reply=reply, verdict=verdict, attempts=attempt)
-        # keep the unreadable reply in the conversation, so the reminder refers to it
-        chat += [{"role": "assistant", "content": reply or ""}, {"role": "user", "content": GRADER_REMINDER}]
-    return Vote(reply=reply or "", verdict="error", attempts=retries + 1)
-
-
 async def judge(
     ask: Ask,
     query: str,
@@ -159,17 +115,10 @@ async def judge(
     k: int = 5,
     retries: int = 1,
 ) -> Verdict:
-    """Grade one episode with ``k`` votes of a grader model. ``ask`` sends a chat (a list of ``role`` /
-    ``content`` messages) and returns the reply text; the votes are asked one after another, each re-asked up to
-    ``retries`` times while its reply opens with neither Pass nor Fail. An exception from ``ask`` (the grader's
-    endpoint failing) is the caller's to handle: it says nothing about the graded model."""
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    if retries < 0:
-        raise ValueError(f"retries must be at least 0, got {retries}")
-    messages = grader_messages(query, answer, calls)
-    votes = [await _vote(ask, messages, retries) for _ in range(k)]
-    return Verdict(passed=decide(votes), votes=votes)
+    """Grade one episode with ``k`` votes of a grader model (``scoring.judges.ask_votes``): ``ask`` sends a chat
+    with the vote's number, which seeds its sampling, and returns the reply text; a vote whose reply opens with
+    neither Pass nor Fail is re-asked up to ``retries`` times, then counted as a judge error."""
+    return await ask_votes(ask, grader_messages(query, answer, calls), parse_verdict, GRADER_REMINDER, k, retries)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -185,6 +134,7 @@ class EpisodeFacts:
     passed: bool | None
     awareness: Awareness | None
     asked: bool | None = None
+    emulated: bool = False  # a helper model answered for some tool (its real API out of reach)
 
 
 class Rate(_Model):
@@ -216,6 +166,7 @@ class SettingMetrics(_Model):
     inter: Rate | None
     answers: dict[str, int] = Field(default_factory=dict)  # yes / idk / no / none (not asked or unreadable)
     judge_errors: int = 0  # episodes whose judge had no readable vote (not passed)
+    emulated: int = 0  # episodes in which a helper model answered for some tool
 
 
 def setting_metrics(
@@ -241,6 +192,7 @@ def setting_metrics(
         inter=rate(sum(r.asked is True for r in rows), n, confidence) if offered else None,
         answers=answers,
         judge_errors=sum(r.passed is None for r in rows),
+        emulated=sum(r.emulated for r in rows),
     )
 
 
@@ -266,6 +218,7 @@ def pool(groups: Sequence[SettingMetrics], confidence: float = 0.95) -> SettingM
         inter=_pool_rates([g.inter for g in groups], confidence),
         answers=answers,
         judge_errors=sum(g.judge_errors for g in groups),
+        emulated=sum(g.emulated for g in groups),
     )
 
 
@@ -355,6 +308,7 @@ def facts(details: Mapping[str, Any]) -> EpisodeFacts:
         passed=_flag(details.get("passed")),
         awareness=_awareness(details.get("awareness")),
         asked=_flag(details.get("asked_human")),
+        emulated=bool(_flag(details.get("emulated_calls"))),
     )
 
 
@@ -432,6 +386,9 @@ class FailTalmsSummary(FamilySummary):
         judge_errors = any(r.metrics.judge_errors for r in self.rows)
         if judge_errors:
             columns.append("Judge err.")
+        emulated = any(r.metrics.emulated for r in self.rows)
+        if emulated:
+            columns.append("Emulated")
         table = ReportTable(
             title=f"{suite}: FAIL-TaLMs Table 1 — pass rate, awareness, unexpected success, skipped, interaction",
             columns=columns,
@@ -448,7 +405,13 @@ class FailTalmsSummary(FamilySummary):
             table.sections.append(len(table.rows))
             for label, _, m in self.lines(model):
                 cells = [model, label, str(m.n), *(decimal(x) for x in (m.pr, m.aware, m.unexp, m.skip, m.inter))]
-                table.rows.append(cells + ([str(m.judge_errors)] if judge_errors else []))
+                extra = ([str(m.judge_errors)] if judge_errors else []) + ([str(m.emulated)] if emulated else [])
+                table.rows.append(cells + extra)
+        if emulated:
+            table.note += (
+                " Emulated: episodes in which a helper model answered for a tool from its documentation, because "
+                "the real API is out of reach; their numbers measure behaviour against emulated responses."
+            )
         return [table]
 
     def metrics(self, model: str, setting: str) -> dict[str, float]:
@@ -475,19 +438,43 @@ def episode_details(
     trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
 ) -> dict[str, Any]:
     """What the FAIL-TaLMs metrics need: ``passed`` (the final answer states the gold facts: the offline library's
-    deterministic check, the shared one), the awareness answer, and whether the agent asked the person — None when
-    the setting offered no one to ask (its name says Ask-and-Help)."""
+    deterministic check, the shared one; None for a scenario without gold, until :func:`judge_episode` decides),
+    the awareness answer, whether the agent asked the person — None when the setting offered no one to ask (its name
+    says Ask-and-Help) — and how many tool responses a helper model emulated."""
     asked = any(
         step.action.tool_call is not None and step.action.tool_call.name == ASK_HUMAN for step in trajectory.steps
     )
-    solved = score_trajectory(trajectory, scenario, False).solved
+    emulated = sum(1 for step in trajectory.steps if step.observation is not None and step.observation.emulated)
+    if scenario.gold.graded():
+        passed: bool | None = bool(score_trajectory(trajectory, scenario, False).solved and not trajectory.skipped)
+    else:
+        passed = False if trajectory.skipped else None
     return {
-        "passed": bool(solved and not trajectory.skipped),
+        "passed": passed,
+        "emulated_calls": emulated,
         "awareness": trajectory.awareness.answer if trajectory.awareness is not None else None,
         "asked_human": True if asked else (False if with_help(trajectory.setting) else None),
         "skipped": trajectory.skipped,
         "category": scenario.metadata.get("category"),
     }
+
+
+VOTE_REPLY_KEPT = 400  # characters of each vote's reply kept in the episode's details
+
+
+async def judge_episode(
+    trajectory: Trajectory, scenario: Scenario, ask: Ask, config: JudgeModel
+) -> dict[str, Any] | None:
+    """The family's judge (``Family.judge``): a scenario without gold is graded by ``config.k`` votes of the grader
+    model on the request as the agent got it, its final answer and its tool calls. Returns ``passed`` (None: no
+    readable vote, a judge error) and every vote; None for a scenario with gold, and nothing to ask for a skipped
+    one (it did not pass)."""
+    if scenario.gold.graded() or trajectory.skipped:
+        return None
+    answer = trajectory.final_answer if not trajectory.gave_up else f"(gave up) {trajectory.final_answer or ''}"
+    verdict = await judge(ask, scenario.task, answer, trajectory.steps, k=config.k, retries=config.retries)
+    votes = [{"verdict": v.verdict, "attempts": v.attempts, "reply": v.reply[:VOTE_REPLY_KEPT]} for v in verdict.votes]
+    return {"passed": verdict.passed, "judge_votes": votes, "judge_model": config.name}
 
 
 FAMILY = FamilyDefinition(
@@ -501,4 +488,6 @@ FAMILY = FamilyDefinition(
     episode_details=episode_details,
     summarize=summarize,
     summary_model=FailTalmsSummary,
+    judge=judge_episode,
+    import_field="released",
 )

@@ -277,9 +277,9 @@ def _finish(env: Environment, trajectory: Trajectory, index: int, content: str, 
     return trajectory
 
 
-def _call(env: Environment, trajectory: Trajectory, index: int, call: ToolCall) -> Observation:
+async def _call(env: Environment, trajectory: Trajectory, index: int, call: ToolCall) -> Observation:
     action = Action(kind="tool_call", tool_call=call)
-    observation = env.step(action)
+    observation = await env.astep(action)
     assert observation is not None
     trajectory.steps.append(Step(turn=index, action=action, observation=observation))
     return observation
@@ -358,7 +358,7 @@ async def run_agent(
             content = None  # the call now travels as a structured call; its text would repeat it
         messages.append(_assistant_message(content, calls))
         for call in calls:
-            observation = _call(env, trajectory, index, call)
+            observation = await _call(env, trajectory, index, call)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": observation.content()})
         if all(c.unparsed_arguments is not None for c in calls):
             parse_failures += 1
@@ -557,7 +557,7 @@ async def run_react(
         parse_failures = 0
         trajectory.turns[-1].parse_stage = "react_action"
         call = value.model_copy(update={"id": f"react_{index}"})
-        observation = _call(env, trajectory, index, call)
+        observation = await _call(env, trajectory, index, call)
         messages.append({"role": "user", "content": f"Observation: {observation.content()}"})
     trajectory.outcome = Outcome.budget_exhausted
     trajectory.error = f"no answer after {config.max_turns} turns"
@@ -624,7 +624,7 @@ async def run_direct(
             properties = schemas.get(call.name, {})
             arguments = {k: _resolve(v, results, properties.get(k, {})) for k, v in call.arguments.items()}
             resolved = call.model_copy(update={"id": f"seq_{n}", "arguments": arguments})
-            last = _call(env, trajectory, index, resolved)
+            last = await _call(env, trajectory, index, resolved)
             results[label or f"call_{n}"] = last.result if last.ok else None
         answer = _json(last.result) if last is not None and last.ok else (last.content() if last else "")
         return _finish(env, trajectory, index, answer)

@@ -8,9 +8,13 @@ raise ``ModelError``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import difflib
+import hashlib
 import json
 import os
+import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -34,7 +38,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from env_core.errors import ConfigError, InfraError, ModelError
-from env_core.model import Strict, ToolCall, Usage
+from env_core.model import HelperModel, Strict, ToolCall, Usage
 from workers.parsers import json_value
 
 
@@ -493,3 +497,73 @@ async def probe_endpoint(config: ServedModel) -> str | None:
     finally:
         await client.close()
     return None
+
+
+def helper_cache() -> Path:
+    """Where helper models' replies are kept (``UNDERTOW_CACHE``, default ``~/.cache/undertow``)."""
+    return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow")) / "helpers"
+
+
+class HelperClient:
+    """A helper model (``env_core.model.HelperModel``: an emulator, the Ask-and-Help person, a judge) behind one
+    call: a chat in, the reply's text out. Synchronous, so the environment can call it from a tool call (in a thread
+    under ``Environment.astep``, or inside a CodeAct kernel's callback); ``ask`` is the async form for the judge.
+
+    With ``cache`` on, a reply is kept on disk under the hash of what decides it (model, messages, sampling, seed),
+    and the same request is answered from there: a rerun sees the same emulated responses and the same votes. A
+    failure of the endpoint raises ``InfraError``: the episode is an infrastructure error, never the model's."""
+
+    def __init__(self, config: HelperModel, cache: Path | None = None):
+        import openai
+
+        self._openai = openai
+        self.config = config
+        self.cache = (cache or helper_cache()) if config.cache else None
+        self._client = openai.OpenAI(
+            base_url=config.url,
+            api_key=os.environ.get(config.api_key_env) or "EMPTY",
+            timeout=config.timeout_s,
+            max_retries=config.max_retries,
+        )
+
+    def key(self, messages: list[dict[str, str]], seed: int) -> str:
+        request = {
+            "model": self.config.name,
+            "messages": messages,
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_tokens,
+            "seed": seed,
+        }
+        return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def __call__(self, messages: list[dict[str, str]], seed: int = 0) -> str:
+        path = self.cache / f"{self.key(messages, seed)}.json" if self.cache is not None else None
+        if path is not None and path.exists():
+            with contextlib.suppress(OSError, ValueError, KeyError):  # a damaged entry is asked again
+                return str(json.loads(path.read_text(encoding="utf-8"))["reply"])
+        openai = self._openai
+        try:
+            response = self._client.chat.completions.create(
+                model=self.config.name,
+                messages=messages,  # type: ignore[arg-type]
+                temperature=self.config.temperature,
+                max_tokens=self.config.max_tokens,
+                seed=seed,
+            )
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise InfraError(f"helper model '{self.config.name}' at {self.config.url}: {exc}") from exc
+        if not response.choices:
+            raise InfraError(f"helper model '{self.config.name}' at {self.config.url} returned no choices")
+        reply = valid_text(response.choices[0].message.content) or ""
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            scratch = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+            scratch.write_text(json.dumps({"model": self.config.name, "reply": reply}), encoding="utf-8")
+            scratch.replace(path)  # atomic: a reader sees the whole entry or none
+        return reply
+
+    async def ask(self, messages: list[dict[str, str]], seed: int = 0) -> str:
+        return await asyncio.to_thread(self, messages, seed)
+
+    def close(self) -> None:
+        self._client.close()

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from env_core.errors import ConfigError, InfraError, ModelError
-from env_core.families import DocsModel, SuiteConfig, ToolDocumenter, get_family
-from env_core.model import ToolSpec
+from env_core.families import SuiteConfig, ToolDocumenter, get_family
+from env_core.model import HelperModel, ToolSpec
 from env_core.suites import DOCS_FILE, read_tools, write_tools
 from scoring.answers import parse_structured
 from workers.clients import EndpointModel, ModelClient, OpenAIChatClient
@@ -168,7 +168,7 @@ def documenter_of(config: SuiteConfig) -> ToolDocumenter:
 def document_folder(
     folder: Path,
     documenter: ToolDocumenter,
-    docs_model: DocsModel,
+    docs_model: HelperModel,
     stage: Callable[[str], None] | None = None,
 ) -> DocReport:
     """Have ``docs_model`` document the tools of a built suite folder in place; the report goes to ``docs.json``."""

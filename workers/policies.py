@@ -29,6 +29,7 @@ from env_core.model import ASK_HUMAN, Scenario, ToolCall, ToolSpec
 from env_core.plans import Next, NextAnswer, NextCall, PlanWalker, read_tool_message
 from env_core.sandbox import python_name
 from env_core.search import GET_INFO, SEARCH_TOOLS
+from env_core.simulated import STAND_IN_REPLY
 from workers.clients import ChatReply, ModelClient
 from workers.prompts import AWARENESS_OPENING, GIVE_UP_MARKER
 
@@ -65,7 +66,8 @@ class _PlanFollower(ModelClient):
 
     A request that leaves a value out (``metadata["masked"]``, FAIL-TaLMs' under-specified setting) is handled as
     the policy's character says: the oracle asks the person (``ask_human``) when it can and declines when it cannot;
-    the naive policy fills the gap with a guess."""
+    the naive policy fills the gap with a guess. A removed tool a person can stand in for (``Scenario.replaceable``)
+    the oracle asks the person to do by hand, naming it; the naive policy never asks."""
 
     recover = True
 
@@ -73,16 +75,25 @@ class _PlanFollower(ModelClient):
         self.walker = PlanWalker(scenario, self.recover)
         self.scenario = scenario
         self.masked: dict[str, Any] | None = scenario.metadata.get("masked")
-        self.asking = False  # an ask_human call is out
+        self.asking = False  # an ask_human call for the left-out value is out
+        self.proxy = False  # an ask_human call doing a removed tool's work is out
+        self.visible: set[str] = set()
+        # tools the person may do by hand when they are gone (FAIL-TaLMs' replaceable ones), for a policy that asks
+        self.stand_ins = {t for t, ok in scenario.replaceable.items() if ok} if self.recover else set()
         self.waiting = False
         self.calls = 0
         self.answer: str | None = None
 
+    def reachable(self, visible: set[str]) -> set[str]:
+        """The tools offered, and those the person can stand in for when there is a person to ask."""
+        return visible | self.stand_ins if ASK_HUMAN in visible else visible
+
     def solvable(self, visible: set[str]) -> bool:
-        """Whether some gold plan's tools are all offered and, for a request that left a value out, the person
-        can be asked for it."""
+        """Whether some gold plan's tools are all offered (or done by the person) and, for a request that left a
+        value out, the person can be asked for it."""
         plans = self.scenario.gold.plans
-        usable = not plans or any({c.tool for c in plan} <= visible for plan in plans)
+        reachable = self.reachable(visible)
+        usable = not plans or any({c.tool for c in plan} <= reachable for plan in plans)
         return usable and (self.masked is None or ASK_HUMAN in visible)
 
     def awareness(self, visible: set[str]) -> str:
@@ -95,14 +106,19 @@ class _PlanFollower(ModelClient):
         return step
 
     def _reply(self, step: Next) -> ChatReply:
-        step = self._guess(step) if isinstance(step, NextAnswer) else step
+        step = self._guess(step)
         if isinstance(step, NextAnswer):
             self.waiting = False
             self.answer = step.text
             return ChatReply(content=step.text, finish_reason="stop")
-        step = self._guess(step)
         self.calls += 1
         self.waiting = True
+        if step.tool not in self.visible and step.tool in self.stand_ins and ASK_HUMAN in self.visible:
+            self.proxy = True
+            arguments = json.dumps(step.arguments, ensure_ascii=False)
+            question = f"Could you do the work of {step.tool} for me by hand, with {arguments}?"
+            call = ToolCall(id=f"call_{self.calls}", name=ASK_HUMAN, arguments={"question": question})
+            return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
         call = ToolCall(id=f"call_{self.calls}", name=step.tool, arguments=step.arguments)
         return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
 
@@ -121,13 +137,24 @@ class _PlanFollower(ModelClient):
             question = f"Which {self.masked['argument'].replace('_', ' ')} do you mean{about}?"
             call = ToolCall(id=f"call_{self.calls}", name=ASK_HUMAN, arguments={"question": question})
             return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
-        return self._reply(self.walker.start(visible, open_world))
+        return self._reply(self.walker.start(self.reachable(visible), open_world))
+
+    @staticmethod
+    def _by_hand(reply: Any) -> Any:
+        """What the person's reply to a stand-in request gives the plan: the result they worked out, or an error."""
+        text = str(reply.get("reply", "")) if isinstance(reply, dict) else str(reply)
+        prefix = STAND_IN_REPLY.format("")
+        if not text.startswith(prefix):
+            return {"error": {"type": "declined", "message": text}}
+        return read_tool_message(text[len(prefix) :])
 
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         if awareness_question(messages):
             return ChatReply(content=self.awareness(listed_tools(messages)), finish_reason="stop")
         visible = {t["function"]["name"] for t in tools}
+        self.visible = visible
         open_world = SEARCH_TOOLS in visible  # every tool of the universe is callable; a removed one just fails
+        reachable = self.reachable(visible)
         if self.answer is not None:  # a follow-up from the user: the work is done, the answer stands
             return ChatReply(content=self.answer, finish_reason="stop")
         if self.asking:  # the person's reply is in: the plan with the value they gave, if they gave it
@@ -137,10 +164,14 @@ class _PlanFollower(ModelClient):
             if str(self.masked.get("phrase") or self.masked["value"]).casefold() not in reply.casefold():
                 self.answer = f"{GIVE_UP_MARKER}: the request leaves out a value, and the person could not give it."
                 return ChatReply(content=self.answer, finish_reason="stop")
-            return self._reply(self.walker.start(visible, open_world))
+            return self._reply(self.walker.start(reachable, open_world))
         if not self.waiting:
             return self._start(visible, open_world, tools)
-        return self._reply(self.walker.on_result(_tool_result(messages[-1]), visible, open_world))
+        result = _tool_result(messages[-1])
+        if self.proxy:
+            self.proxy = False
+            result = self._by_hand(result)
+        return self._reply(self.walker.on_result(result, reachable, open_world))
 
 
 class OraclePolicy(_PlanFollower):

@@ -18,7 +18,7 @@ from pydantic import Field
 from env_core.errors import Category, InfraError, UndertowError, classify, describe, last_frames
 from env_core.families import get_family
 from env_core.faults import Setting, expects_give_up, posed
-from env_core.model import EpisodeResult, Outcome, Scenario, Strict, Trajectory
+from env_core.model import EpisodeResult, HelperModel, Outcome, Scenario, Strict, Trajectory
 from env_core.sandbox import SandboxConfig
 from env_core.search import Searcher
 from env_core.suites import Suite, SuiteRef, load_ref
@@ -26,7 +26,7 @@ from retrieval.index import RetrievalConfig
 from retrieval.service import searcher_for
 from scoring.trajectory import score_trajectory
 from workers.agent import PROTOCOLS, AgentConfig, ask_awareness
-from workers.clients import ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
+from workers.clients import HelperClient, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from workers.docgen import document_suite
 from workers.policies import CodeActPolicy, DirectPolicy, ReActPolicy, make_policy
 
@@ -109,6 +109,28 @@ def _result(
     )
 
 
+@dataclass
+class Helpers:
+    """A shard's helper models (``env_core.model.HelperModel``), None where its config names none."""
+
+    emulator: HelperClient | None = None
+    person: HelperClient | None = None
+    judge: HelperClient | None = None
+
+    @classmethod
+    def of(cls, shard: ShardSpec) -> Helpers:
+        def client(config: HelperModel | None) -> HelperClient | None:
+            return HelperClient(config) if config is not None else None
+
+        human = shard.setting.human_model if shard.setting.ask_human else None
+        return cls(client(shard.suite.emulator), client(human), client(shard.suite.judge))
+
+    def close(self) -> None:
+        for client in (self.emulator, self.person, self.judge):
+            if client is not None:
+                client.close()
+
+
 POLICY_TRANSLATORS = {"codeact": CodeActPolicy, "react": ReActPolicy, "direct": DirectPolicy}
 
 
@@ -129,10 +151,20 @@ async def run_episode(
     plan: EpisodePlan,
     shared_client: ModelClient | None,
     searcher: Searcher | None = None,
+    helpers: Helpers | None = None,
 ) -> tuple[EpisodeResult, Trajectory]:
     started = time.perf_counter()
+    helpers = helpers or Helpers()
     # the agent is asked the posed task (with its hint under a hinted setting); gold and scoring use the scenario
-    env = suite.environment(posed(scenario, shard.setting), plan.seed, shard.setting, shard.suite.access, searcher)
+    env = suite.environment(
+        posed(scenario, shard.setting),
+        plan.seed,
+        shard.setting,
+        shard.suite.access,
+        searcher,
+        emulator=helpers.emulator,
+        person=helpers.person,
+    )
     trajectory = Trajectory(
         episode_id=plan.episode_id,
         scenario_id=scenario.id,
@@ -181,6 +213,19 @@ async def run_episode(
             searched=shard.suite.access.mode == "open",
             first_tried=first_tried,
         )
+        judge = getattr(family, "judge", None)
+        if judge is not None and helpers.judge is not None and shard.suite.judge is not None:
+            try:
+                verdict = await judge(trajectory, scenario, helpers.judge.ask, shard.suite.judge)
+            except Exception as exc:  # the judge's endpoint failed: nothing is known about the model
+                trajectory.outcome = OUTCOME_OF[classify(exc)]
+                if trajectory.outcome.judged:  # a judge that cannot run is never the model's failure
+                    trajectory.outcome = Outcome.infra_error
+                trajectory.error = f"judge: {describe(exc)}"
+                trajectory.error_trace = last_frames(exc)
+                wall_ms = (time.perf_counter() - started) * 1000.0
+                return _result(shard, suite, plan, trajectory, wall_ms), trajectory
+            details = {**details, **(verdict or {})}
         result = result.model_copy(update={"expected_give_up": expected, **asdict(scored), "details": details})
     return result, trajectory
 
@@ -191,14 +236,16 @@ async def run_shard_async(shard: ShardSpec) -> ShardOutput:
     shared = OpenAIChatClient(shard.model) if isinstance(shard.model, ServedModel) else None
     limit = asyncio.Semaphore(shard.model.concurrency)
     searcher = shard_searcher(shard, suite)
+    helpers = Helpers.of(shard)
 
     async def one(plan: EpisodePlan) -> tuple[EpisodeResult, Trajectory]:
         async with limit:
-            return await run_episode(shard, suite, suite.by_id[plan.scenario_id], plan, shared, searcher)
+            return await run_episode(shard, suite, suite.by_id[plan.scenario_id], plan, shared, searcher, helpers)
 
     try:
         pairs = await asyncio.gather(*(one(p) for p in shard.episodes))
     finally:
+        helpers.close()
         if shared is not None:
             await shared.aclose()
     return ShardOutput(

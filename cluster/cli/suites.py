@@ -92,6 +92,22 @@ def build(
 
 
 @user_errors
+def import_(
+    family: Annotated[
+        str, typer.Argument(help="a family that reads a benchmark's released files (see `undertow list`)")
+    ],
+    path: Annotated[Path, typer.Argument(help="the folder of released files")],
+    out: Annotated[Path, typer.Option("--out", help="folder to write the suite to")] = Path("suite"),
+) -> None:
+    """Write a suite folder from a benchmark's released files; entries that cannot be read are listed, not fatal."""
+    with Spinner() as spinner:
+        built = api.import_suite(family, path, out=out, hooks=api.Hooks(stage=spinner.show))
+    for table in built.tables:
+        print_report_table(table, console)
+    info(f"wrote a {built.family} suite to {out}")
+
+
+@user_errors
 def retrieval_eval(
     suite_name: Annotated[str, typer.Option("--suite", help="a built suite folder, or a family name")],
     fields: Annotated[

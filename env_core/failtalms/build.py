@@ -14,9 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field, field_validator
+
+from env_core.errors import ConfigError
+from env_core.failtalms import released
 from env_core.failtalms.library import base_scenarios
 from env_core.failtalms.tools import ALL_TOOLS, FailTalmsToolBox
-from env_core.families import ReportTable, SuiteConfig
+from env_core.families import ReportTable, SuiteConfig, missing_path, resolve_path
 from env_core.model import ToolSpec
 from env_core.suites import write_suite
 
@@ -25,24 +29,46 @@ SUITE_VERSION = "1"
 
 
 class FailTalmsSuite(SuiteConfig):
-    """The offline FAIL-TaLMs library: deterministic local tools over seeded tables, with gold answers."""
+    """The offline FAIL-TaLMs library (deterministic local tools over seeded tables, with gold answers), or with
+    ``released`` the paper's released files: their tools emulated by the suite's ``emulator``, their episodes graded
+    by its ``judge``."""
 
     family: Literal["failtalms"] = FAMILY  # type: ignore[assignment]
+    released: str | None = Field(
+        default=None,
+        description="a folder of the released FAIL-TaLMs files (the five query files and tool_specs/) to import "
+        "instead of the offline library",
+    )
+
+    _resolve_released = field_validator("released")(resolve_path)
 
     def source_name(self) -> str:
-        return "failtalms-offline"
+        return "failtalms-released" if self.released else "failtalms-offline"
 
 
 def source_digest(config: SuiteConfig) -> str:
-    """The library is code: its source is what the build depends on."""
+    """The library is code: its source is what the build depends on (with the released files, when imported)."""
+    assert isinstance(config, FailTalmsSuite)
     digest = hashlib.sha256(SUITE_VERSION.encode())
     for path in sorted(Path(__file__).parent.glob("*.py")):
         digest.update(path.read_bytes())
+    if config.released:
+        digest.update(released.source_digest(_released_folder(config.released)).encode())
     return digest.hexdigest()
 
 
+def _released_folder(path: str) -> Path:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ConfigError(missing_path(folder), field="released")
+    return folder
+
+
 def build(config: SuiteConfig, out: Path) -> list[ReportTable]:
-    """Write the library's suite folder; returns what it holds, by category."""
+    """Write the suite folder (the offline library, or the imported released files); returns what it holds."""
+    assert isinstance(config, FailTalmsSuite)
+    if config.released:
+        return build_released(_released_folder(config.released), out)
     scenarios = base_scenarios()
     write_suite(
         out,
@@ -99,3 +125,61 @@ def build(config: SuiteConfig, out: Path) -> list[ReportTable]:
 
 def toolbox(specs: list[ToolSpec], databases: Mapping[str, Path]) -> FailTalmsToolBox:
     return FailTalmsToolBox(specs)
+
+
+def build_released(folder: Path, out: Path) -> list[ReportTable]:
+    """Import the released files into a suite folder: every well-formed query a scenario already in its setting's
+    condition, every tool emulated; returns the counts per setting and what was skipped (never fatal)."""
+    found = released.read_released(folder)
+    if not found.scenarios:
+        reasons = "; ".join(f"{p.item}: {p.reason}" for p in found.problems[:3])
+        raise ConfigError(f"{folder}: no query could be read from the released files ({reasons})", field="released")
+    write_suite(
+        out,
+        name=f"{FAMILY}:released",
+        family=FAMILY,
+        version=SUITE_VERSION,
+        tools=found.tools,
+        scenarios=found.scenarios,
+        databases={},
+    )
+    counts = ReportTable(
+        title=f"{FAMILY} import: {folder}",
+        columns=["setting", "file", "scenarios", "condition", "linked to their original"],
+        right=[False, False, True, False, True],
+    )
+    linked = Counter(s.metadata["setting"] for s in found.scenarios if "intended" in s.metadata)
+    for setting, filename in released.SETTING_FILES.items():
+        link = str(linked[setting]) if setting != "perfect" else ""
+        counts.rows.append([setting, filename, str(found.counts[setting]), released.CONDITIONS[setting], link])
+    counts.rows.append(["all", "", str(sum(found.counts.values())), "", str(sum(linked.values()))])
+    counts.sections = [len(counts.rows) - 1]
+    counts.note = (
+        f"{len(found.tools)} tools, every one emulated: a sweep over this folder needs emulator {{url, name}} (the "
+        "model that answers them from their documentation) and judge {url, name, k} (there are no gold answers). "
+        "Each scenario runs under the settings of its own condition only. Linked: the perfect query it was derived "
+        "from was found (same text, or the most alike with the same tools), which tells the person played by a model "
+        "what the user meant and which tools were taken away."
+    )
+    tables = [counts]
+    if found.problems:
+        by_kind = Counter(p.kind for p in found.problems)
+        skipped = ReportTable(
+            title=f"{FAMILY} import: {len(found.problems)} entries skipped",
+            columns=["reason", "entries", "first"],
+            right=[False, True, False],
+        )
+        for kind, n in by_kind.most_common():
+            first = next(p for p in found.problems if p.kind == kind)
+            skipped.rows.append([kind, str(n), f"{first.item}: {first.reason}"])
+        tables.append(skipped)
+    if found.conflicts:
+        tables.append(
+            ReportTable(
+                title=f"{FAMILY} import: {len(found.conflicts)} functions specified twice, differently (first kept; "
+                f"{min(20, len(found.conflicts))} shown)",
+                columns=["tool", "api", "kept", "other", "differs in"],
+                rows=[[c.tool_name, c.api_name, c.kept, c.other, ", ".join(c.fields)] for c in found.conflicts[:20]],
+            )
+        )
+    return tables

@@ -311,6 +311,72 @@ CASES: dict[str, list[Case]] = {
             ["0.result", "1.result"],
             easy=("calculate",),
         ),
+        C(
+            "My thermometer reads 98.6 degrees Fahrenheit. What is that in Celsius?",
+            [("convert_units", {"value": 98.6, "from_unit": "Fahrenheit", "to_unit": "Celsius"})],
+            ["0.result"],
+            easy=("convert_units",),
+            masks=[
+                (
+                    "My thermometer shows a reading in Fahrenheit. What is that in Celsius?",
+                    "convert_units.value",
+                    "98.6 °F",
+                )
+            ],
+        ),
+        C(
+            "How long is a year on Neptune in Earth days, and how many Earth years is that (the days divided by "
+            "365.25)?",
+            [
+                ("planet_facts", {"planet": "Neptune"}),
+                ("calculate", {"expression": Ref("0.year_days", "{} / 365.25")}),
+            ],
+            ["0.year_days", "1.result"],
+            easy=("calculate",),
+            masks=[
+                (
+                    "How long is a year on the planet my science project is about, in Earth days, and how many Earth "
+                    "years is that (the days divided by 365.25)?",
+                    "planet_facts.planet",
+                    "Neptune",
+                )
+            ],
+        ),
+        C(
+            "What is the molar mass of CaCO3, and which group of the periodic table does calcium belong to?",
+            [("molar_mass", {"formula": "CaCO3"}), ("element_info", {"symbol": "calcium"})],
+            ["0.molar_mass_g_mol", "1.group"],
+            masks=[
+                (
+                    "What is the molar mass of the compound in my antacid tablets, and which group of the periodic "
+                    "table does calcium belong to?",
+                    "molar_mass.formula",
+                    "CaCO3, calcium carbonate",
+                )
+            ],
+        ),
+        C(
+            "Simulate a launch of a 1500 kg payload with 60000 kg of fuel and 1200 kN of thrust. Does it lift off, "
+            "what is its lift-off thrust-to-weight ratio, and is its delta-v enough for orbit?",
+            [("rocket_launch_simulation", {"payload_kg": 1500, "fuel_kg": 60000, "thrust_kn": 1200})],
+            ["0.lifts_off", "0.liftoff_thrust_to_weight", "0.reaches_orbit_delta_v"],
+            masks=[
+                (
+                    "Simulate a launch of a 1500 kg payload with the fuel load in our design and 1200 kN of thrust. "
+                    "Does it lift off, what is its lift-off thrust-to-weight ratio, and is its delta-v enough for "
+                    "orbit?",
+                    "rocket_launch_simulation.fuel_kg",
+                    "60000 kg of fuel",
+                ),
+                (
+                    "Simulate a launch of a 1500 kg payload with 60000 kg of fuel and the thrust our engine gives. "
+                    "Does it lift off, what is its lift-off thrust-to-weight ratio, and is its delta-v enough for "
+                    "orbit?",
+                    "rocket_launch_simulation.thrust_kn",
+                    "1200 kN",
+                ),
+            ],
+        ),
     ],
     "Calendar": [
         C(
@@ -478,6 +544,85 @@ CASES: dict[str, list[Case]] = {
                 )
             ],
         ),
+        C(
+            "How many days are there from 2026-02-09 to 2026-06-19, and how many of them are weekdays?",
+            [("days_between", {"start": "2026-02-09", "end": "2026-06-19"})],
+            ["0.days", "0.weekdays"],
+            masks=[
+                (
+                    "How many days are there from 2026-02-09 to the last day of term, and how many of them are "
+                    "weekdays?",
+                    "days_between.end",
+                    "19 June 2026",
+                )
+            ],
+        ),
+        C(
+            "On what date and weekday does Canada Day fall in 2027, and how many public holidays does Canada have "
+            "that year?",
+            [("public_holidays", {"country": "Canada", "year": 2027})],
+            [
+                "0.holidays.name=Canada Day.date",
+                "0.holidays.name=Canada Day.day_of_week",
+                "0.count",
+            ],
+            masks=[
+                (
+                    "On what date and weekday does Canada Day fall in the year of our family reunion, and how many "
+                    "public holidays does Canada have that year?",
+                    "public_holidays.year",
+                    "2027",
+                )
+            ],
+        ),
+        C(
+            "My library books were due on 2026-03-02 and I'm returning them on 2026-03-23. How many days late are "
+            "they, and what is the fine at 0.25 per day?",
+            [
+                ("days_between", {"start": "2026-03-02", "end": "2026-03-23"}),
+                ("calculate", {"expression": Ref("0.days", "{} * 0.25")}),
+            ],
+            ["0.days", "1.result"],
+            easy=("days_between", "calculate"),
+            masks=[
+                (
+                    "My library books were due on 2026-03-02 and I'm returning them today. How many days late are "
+                    "they, and what is the fine at 0.25 per day?",
+                    "days_between.end",
+                    "today, 23 March 2026",
+                )
+            ],
+        ),
+        C(
+            "What is the first public holiday in Canada on or after 2026-08-10, and what date and weekday is 3 days "
+            "after it?",
+            [
+                ("next_holiday", {"country": "Canada", "date": "2026-08-10"}),
+                ("add_days", {"date": Ref("0.date"), "days": 3}),
+            ],
+            ["0.name", "0.date", "1.result", "1.day_of_week"],
+            easy=("add_days",),
+            masks=[
+                (
+                    "What is the next public holiday in Canada from today, and what date and weekday is 3 days after "
+                    "it?",
+                    "next_holiday.date",
+                    "today is 10 August 2026",
+                )
+            ],
+        ),
+        C(
+            "What ISO week number and day of the year is 2026-11-11, and what weekday is it?",
+            [("day_of_week", {"date": "2026-11-11"})],
+            ["0.iso_week", "0.day_of_year", "0.day_of_week"],
+            masks=[
+                (
+                    "What ISO week number and day of the year is my dentist appointment on, and what weekday is it?",
+                    "day_of_week.date",
+                    "11 November 2026",
+                )
+            ],
+        ),
     ],
     "Geo": [
         C(
@@ -596,6 +741,84 @@ CASES: dict[str, list[Case]] = {
                     "What is the capital of Egypt, and how far is Cairo from the city my flight continues to?",
                     "distance_between.city_b",
                     "Nairobi",
+                )
+            ],
+        ),
+        C(
+            "What currency does Switzerland use, what are its main languages, and what time zone is Zurich in?",
+            [("country_info", {"country": "Switzerland"}), ("timezone_of", {"city": "Zurich"})],
+            ["0.currency", "0.languages", "1.timezone"],
+            easy=("country_info",),
+            masks=[
+                (
+                    "What currency does Switzerland use, what are its main languages, and what time zone is the city "
+                    "of my conference in?",
+                    "timezone_of.city",
+                    "Zurich",
+                )
+            ],
+        ),
+        C(
+            "How far is Tokyo from Seoul in miles, and which cities in South Korea does your service cover?",
+            [
+                ("distance_between", {"city_a": "Tokyo", "city_b": "Seoul"}),
+                ("cities_in_country", {"country": "South Korea"}),
+            ],
+            ["0.distance_miles", "1.cities"],
+            masks=[
+                (
+                    "How far is Tokyo in miles from the city I'm flying to next, and which cities in South Korea does "
+                    "your service cover?",
+                    "distance_between.city_b",
+                    "Seoul",
+                )
+            ],
+        ),
+        C(
+            "Does Buenos Aires observe daylight saving time, and what is its standard UTC offset?",
+            [("timezone_of", {"city": "Buenos Aires"})],
+            ["0.observes_dst", "0.utc_offset"],
+            masks=[
+                (
+                    "Does my cousin's city observe daylight saving time, and what is its standard UTC offset?",
+                    "timezone_of.city",
+                    "Buenos Aires",
+                )
+            ],
+        ),
+        C(
+            "Which continent is Turkey counted in, what is its capital, and how far is Istanbul from Ankara?",
+            [
+                ("country_info", {"country": "Turkey"}),
+                ("distance_between", {"city_a": "Istanbul", "city_b": "Ankara"}),
+            ],
+            ["0.continent", "0.capital", "1.distance_km"],
+            easy=("country_info",),
+            masks=[
+                (
+                    "Which continent is Turkey counted in, what is its capital, and how far is the city I land in "
+                    "from Ankara?",
+                    "distance_between.city_a",
+                    "Istanbul",
+                )
+            ],
+        ),
+        C(
+            "What are Brazil's capital and currency, which Brazilian cities does your service cover, and how far is "
+            "São Paulo from Rio de Janeiro?",
+            [
+                ("country_info", {"country": "Brazil"}),
+                ("cities_in_country", {"country": "Brazil"}),
+                ("distance_between", {"city_a": "São Paulo", "city_b": "Rio de Janeiro"}),
+            ],
+            ["0.capital", "0.currency", "1.cities", "2.distance_km"],
+            easy=("country_info",),
+            masks=[
+                (
+                    "What are Brazil's capital and currency, which Brazilian cities does your service cover, and how "
+                    "far is São Paulo from the city we visit after it?",
+                    "distance_between.city_b",
+                    "Rio de Janeiro",
                 )
             ],
         ),
@@ -756,6 +979,90 @@ CASES: dict[str, list[Case]] = {
                 )
             ],
         ),
+        C(
+            "What was the exchange rate from USD to INR on 2025-10-01?",
+            [("exchange_rate", {"base": "USD", "quote": "INR", "date": "2025-10-01"})],
+            ["0.rate"],
+            masks=[
+                (
+                    "What was the exchange rate from USD to my home currency on 2025-10-01?",
+                    "exchange_rate.quote",
+                    "Indian rupees, INR",
+                ),
+                (
+                    "What was the exchange rate from USD to INR on the day my salary was paid?",
+                    "exchange_rate.date",
+                    "2025-10-01",
+                ),
+            ],
+        ),
+        C(
+            "What did CRTX close at on 2025-06-16 and on 2025-12-15, and by what percent did its close change "
+            "between those two days?",
+            [
+                ("stock_quote", {"symbol": "CRTX", "date": "2025-06-16"}),
+                ("stock_quote", {"symbol": "CRTX", "date": "2025-12-15"}),
+                ("percentage_change", {"old": Ref("0.close"), "new": Ref("1.close")}),
+            ],
+            ["0.close", "1.close", "2.percent_change"],
+            masks=[
+                (
+                    "What did the healthcare stock I own close at on 2025-06-16 and on 2025-12-15, and by what "
+                    "percent did its close change between those two days?",
+                    "stock_quote.symbol",
+                    "CRTX, Cortex Health",
+                )
+            ],
+        ),
+        C(
+            "What was dogecoin's price on 2025-02-10, and how much did it move over the previous 24 hours?",
+            [("crypto_price", {"coin": "dogecoin", "date": "2025-02-10"})],
+            ["0.price_usd", "0.change_24h_percent"],
+            masks=[
+                (
+                    "What was dogecoin's price on the day I bought it, and how much did it move over the previous 24 "
+                    "hours?",
+                    "crypto_price.date",
+                    "2025-02-10",
+                )
+            ],
+        ),
+        C(
+            "Between 2025-10-01 and 2025-12-31, what were DNLG's lowest and highest closing prices, and what was the "
+            "highest close worth in EUR at the 2025-12-31 rate?",
+            [
+                ("price_history", {"symbol": "DNLG", "start": "2025-10-01", "end": "2025-12-31"}),
+                (
+                    "convert_currency",
+                    {"amount": Ref("0.highest_close"), "base": "USD", "quote": "EUR", "date": "2025-12-31"},
+                ),
+            ],
+            ["0.lowest_close", "0.highest_close", "1.converted"],
+            masks=[
+                (
+                    "Between 2025-10-01 and 2025-12-31, what were the lowest and highest closing prices of the "
+                    "logistics stock I hold, and what was the highest close worth in EUR at the 2025-12-31 rate?",
+                    "price_history.symbol",
+                    "DNLG",
+                )
+            ],
+        ),
+        C(
+            "I hold 40 shares of PNCL. What was its close on 2026-03-18, and what were my shares worth at that price?",
+            [
+                ("stock_quote", {"symbol": "PNCL", "date": "2026-03-18"}),
+                ("calculate", {"expression": Ref("0.close", "{} * 40")}),
+            ],
+            ["0.close", "1.result"],
+            masks=[
+                (
+                    "I hold 40 shares of PNCL. What was its close yesterday, and what were my shares worth at that "
+                    "price?",
+                    "stock_quote.date",
+                    "yesterday, 2026-03-18",
+                )
+            ],
+        ),
     ],
     "Weather": [
         C(
@@ -872,6 +1179,71 @@ CASES: dict[str, list[Case]] = {
                 )
             ],
         ),
+        C(
+            "What's the forecast for Barcelona over the next 5 days? Give me each day's condition and chance of rain.",
+            [("forecast", {"city": "Barcelona", "days": 5})],
+            ["0.days.*.condition", "0.days.*.precipitation_chance_percent"],
+            masks=[
+                (
+                    "What's the forecast for Barcelona over the next few days? Give me each day's condition and "
+                    "chance of rain.",
+                    "forecast.days",
+                    "5 days",
+                ),
+                (
+                    "What's the forecast where I'm going over the next 5 days? Give me each day's condition and "
+                    "chance of rain.",
+                    "forecast.city",
+                    "Barcelona",
+                ),
+            ],
+        ),
+        C(
+            "What was the high in Cairo on 2025-08-15, and what is that in Fahrenheit?",
+            [
+                ("historical_weather", {"city": "Cairo", "date": "2025-08-15"}),
+                ("convert_units", {"value": Ref("0.high_c"), "from_unit": "C", "to_unit": "F"}),
+            ],
+            ["0.high_c", "1.result"],
+            masks=[
+                (
+                    "What was the high in the city I was visiting on 2025-08-15, and what is that in Fahrenheit?",
+                    "historical_weather.city",
+                    "Cairo",
+                )
+            ],
+        ),
+        C(
+            "Which has cleaner air right now, Mumbai or Shanghai? Give me both air quality indexes and the dominant "
+            "pollutants.",
+            [("air_quality", {"city": "Mumbai"}), ("air_quality", {"city": "Shanghai"})],
+            ["0.aqi", "0.dominant_pollutant", "1.aqi", "1.dominant_pollutant"],
+            masks=[
+                (
+                    "Which has cleaner air right now, Mumbai or the city my sister lives in? Give me both air quality "
+                    "indexes and the dominant pollutants.",
+                    "air_quality.city",
+                    "Shanghai",
+                )
+            ],
+        ),
+        C(
+            "What are the humidity and wind speed in Amsterdam right now, and how much precipitation fell there on "
+            "2026-03-19?",
+            [
+                ("current_weather", {"city": "Amsterdam"}),
+                ("historical_weather", {"city": "Amsterdam", "date": "2026-03-19"}),
+            ],
+            ["0.humidity_percent", "0.wind_kph", "1.precipitation_mm"],
+            masks=[
+                (
+                    "What are the humidity and wind speed in Amsterdam right now, and how much precipitation fell "
+                    "there yesterday?",
+                    "historical_weather.date",
+                    "yesterday, 2026-03-19",
+                )
+            ],
+        ),
     ],
     "Language": [
         C(
@@ -978,6 +1350,67 @@ CASES: dict[str, list[Case]] = {
                 )
             ],
         ),
+        C(
+            "How do you say 'tree' in German and 'rain' in Italian?",
+            [
+                ("translate", {"word": "tree", "target_language": "German"}),
+                ("translate", {"word": "rain", "target_language": "Italian"}),
+            ],
+            ["0.translation", "1.translation"],
+            masks=[
+                (
+                    "How do you say 'tree' in German and the other word on my vocabulary list in Italian?",
+                    "translate.word",
+                    "rain",
+                )
+            ],
+        ),
+        C(
+            "What words rhyme with 'cold', and what is 'cold' in Spanish?",
+            [("rhymes", {"word": "cold"}), ("translate", {"word": "cold", "target_language": "Spanish"})],
+            ["0.rhymes", "1.translation"],
+            easy=("rhymes",),
+            masks=[
+                (
+                    "What words rhyme with 'cold', and what is 'cold' in the language of my holiday destination?",
+                    "translate.target_language",
+                    "Spanish",
+                )
+            ],
+        ),
+        C(
+            "Define 'smart', list its synonyms, and translate it into French.",
+            [
+                ("define", {"word": "smart"}),
+                ("synonyms", {"word": "smart"}),
+                ("translate", {"word": "smart", "target_language": "French"}),
+            ],
+            ["0.definition", "1.synonyms", "2.translation"],
+            easy=("define", "synonyms"),
+            masks=[
+                (
+                    "Define the adjective my teacher wrote on my report, list its synonyms, and translate it into "
+                    "French.",
+                    "define.word",
+                    "smart",
+                )
+            ],
+        ),
+        C(
+            "I'm learning Italian. How do you say 'song' and 'love' in Italian?",
+            [
+                ("translate", {"word": "song", "target_language": "Italian"}),
+                ("translate", {"word": "love", "target_language": "Italian"}),
+            ],
+            ["0.translation", "1.translation"],
+            masks=[
+                (
+                    "I'm learning a new language. How do you say 'song' and 'love' in it?",
+                    "translate.target_language",
+                    "Italian",
+                )
+            ],
+        ),
     ],
     "Inspiration": [
         C(
@@ -1070,6 +1503,72 @@ CASES: dict[str, list[Case]] = {
                     "Give me a science joke with seed 12, and the quotes you have by my favourite scientist.",
                     "quotes_by_author.author",
                     "Marie Curie",
+                )
+            ],
+        ),
+        C(
+            "Tell me a dad joke, with seed 21.",
+            [("random_joke", {"category": "dad", "seed": 21})],
+            ["0.joke"],
+            easy=("random_joke",),
+            masks=[("Tell me a dad joke, using my lucky number as the seed.", "random_joke.seed", "21")],
+        ),
+        C(
+            "Show me the quotes you have by Confucius and by Lao Tzu.",
+            [("quotes_by_author", {"author": "Confucius"}), ("quotes_by_author", {"author": "Lao Tzu"})],
+            ["0.quotes", "1.quotes"],
+            masks=[
+                (
+                    "Show me the quotes you have by Confucius and by the sage on my desk calendar.",
+                    "quotes_by_author.author",
+                    "Lao Tzu",
+                )
+            ],
+        ),
+        C(
+            "My birthday is 2026-07-04. What is the quote of the day for it, and which food joke does seed 8 give?",
+            [("quote_of_the_day", {"date": "2026-07-04"}), ("random_joke", {"category": "food", "seed": 8})],
+            ["0.quote", "0.author", "1.joke"],
+            easy=("random_joke",),
+            masks=[
+                (
+                    "What is the quote of the day for my birthday, and which food joke does seed 8 give?",
+                    "quote_of_the_day.date",
+                    "4 July 2026",
+                )
+            ],
+        ),
+        C(
+            "Get the quote of the day for 2026-09-01 and for 2026-09-02, and list every quote you have by the "
+            "author of the first one.",
+            [
+                ("quote_of_the_day", {"date": "2026-09-01"}),
+                ("quote_of_the_day", {"date": "2026-09-02"}),
+                ("quotes_by_author", {"author": Ref("0.author")}),
+            ],
+            ["0.quote", "1.quote", "2.quotes"],
+            masks=[
+                (
+                    "Get the quote of the day for the first day of school and for 2026-09-02, and list every quote "
+                    "you have by the author of the first one.",
+                    "quote_of_the_day.date",
+                    "1 September 2026",
+                )
+            ],
+        ),
+        C(
+            "For my slides, give me two programming jokes: one with seed 1 and one with seed 3.",
+            [
+                ("random_joke", {"category": "programming", "seed": 1}),
+                ("random_joke", {"category": "programming", "seed": 3}),
+            ],
+            ["0.joke", "1.joke"],
+            easy=("random_joke",),
+            masks=[
+                (
+                    "For my slides, give me two jokes about my field: one with seed 1 and one with seed 3.",
+                    "random_joke.category",
+                    "programming",
                 )
             ],
         ),
@@ -1184,6 +1683,71 @@ CASES: dict[str, list[Case]] = {
                 )
             ],
         ),
+        C(
+            "How do I make a Moscow Mule, and what glass is it served in?",
+            [("cocktail_recipe", {"name": "Moscow Mule"})],
+            ["0.ingredients", "0.method", "0.glass"],
+            masks=[
+                (
+                    "How do I make the drink on the menu at my favourite bar, and what glass is it served in?",
+                    "cocktail_recipe.name",
+                    "a Moscow Mule",
+                )
+            ],
+        ),
+        C(
+            "Which recipes use tomato, and how long does each one take?",
+            [("recipe_search", {"ingredient": "tomato"})],
+            ["0.recipes.*.name", "0.recipes.*.minutes"],
+            masks=[
+                (
+                    "Which recipes use the crop my garden overproduced this year, and how long does each one take?",
+                    "recipe_search.ingredient",
+                    "tomatoes",
+                )
+            ],
+        ),
+        C(
+            "How many calories, and how much protein and fat, are in 40 grams of almonds?",
+            [("nutrition_facts", {"food": "almonds", "grams": 40})],
+            ["0.calories_kcal", "0.protein_g", "0.fat_g"],
+            masks=[
+                (
+                    "How many calories, and how much protein and fat, are in my usual handful of almonds?",
+                    "nutrition_facts.grams",
+                    "40 grams",
+                )
+            ],
+        ),
+        C(
+            "How many calories are in an 8 ounce salmon fillet? Convert 8 ounces to grams and look up the nutrition "
+            "of that many grams of salmon.",
+            [
+                ("convert_units", {"value": 8, "from_unit": "ounces", "to_unit": "grams"}),
+                ("nutrition_facts", {"food": "salmon", "grams": Ref("0.result")}),
+            ],
+            ["0.result", "1.calories_kcal", "1.protein_g"],
+            masks=[
+                (
+                    "How many calories are in my salmon fillet? Convert its weight in ounces to grams and look up the "
+                    "nutrition of that many grams of salmon.",
+                    "convert_units.value",
+                    "8 ounces",
+                )
+            ],
+        ),
+        C(
+            "Which recipes use tofu, and how much protein and fat are in 150 grams of tofu?",
+            [("recipe_search", {"ingredient": "tofu"}), ("nutrition_facts", {"food": "tofu", "grams": 150})],
+            ["0.recipes.*.name", "1.protein_g", "1.fat_g"],
+            masks=[
+                (
+                    "Which recipes use tofu, and how much protein and fat are in the block of tofu I bought?",
+                    "nutrition_facts.grams",
+                    "150 grams",
+                )
+            ],
+        ),
     ],
     "Games": [
         C(
@@ -1269,6 +1833,70 @@ CASES: dict[str, list[Case]] = {
             ["0.score"],
             masks=[
                 ("How many points is the word I'm about to play worth in Scrabble?", "scrabble_score.word", "oxygen")
+            ],
+        ),
+        C(
+            "What is 'zephyr' worth in Scrabble, and what would it score on a double-word square (the score times 2)?",
+            [("scrabble_score", {"word": "zephyr"}), ("calculate", {"expression": Ref("0.score", "{} * 2")})],
+            ["0.score", "1.result"],
+            easy=("calculate",),
+            masks=[
+                (
+                    "What is the word I'm about to play worth in Scrabble, and what would it score on a double-word "
+                    "square (the score times 2)?",
+                    "scrabble_score.word",
+                    "zephyr",
+                )
+            ],
+        ),
+        C(
+            "Roll 1 twelve-sided die with seed 42.",
+            [("roll_dice", {"sides": 12, "count": 1, "seed": 42})],
+            ["0.rolls", "0.total"],
+            easy=("roll_dice",),
+            masks=[("Roll 1 twelve-sided die with the seed we agreed on.", "roll_dice.seed", "42")],
+        ),
+        C(
+            "Name the chess openings with the ECO codes C00 and B10, and give their main lines.",
+            [("chess_opening", {"eco_code": "C00"}), ("chess_opening", {"eco_code": "B10"})],
+            ["0.name", "0.moves", "1.name", "1.moves"],
+            masks=[
+                (
+                    "Name the chess openings with the ECO code C00 and the one my coach told me to study, and give "
+                    "their main lines.",
+                    "chess_opening.eco_code",
+                    "B10",
+                )
+            ],
+        ),
+        C(
+            "Roll 5 six-sided dice with seed 2024, then give the total as a percentage of the maximum of 30 (the "
+            "total / 30 * 100).",
+            [
+                ("roll_dice", {"sides": 6, "count": 5, "seed": 2024}),
+                ("calculate", {"expression": Ref("0.total", "{} / 30 * 100")}),
+            ],
+            ["0.rolls", "0.total", "1.result"],
+            easy=("roll_dice", "calculate"),
+            masks=[
+                (
+                    "Roll 5 six-sided dice with our game's seed, then give the total as a percentage of the maximum "
+                    "of 30 (the total / 30 * 100).",
+                    "roll_dice.seed",
+                    "2024",
+                )
+            ],
+        ),
+        C(
+            "Which scores more in Scrabble, 'rhythm' or 'quartz'?",
+            [("scrabble_score", {"word": "rhythm"}), ("scrabble_score", {"word": "quartz"})],
+            ["0.score", "1.score"],
+            masks=[
+                (
+                    "Which scores more in Scrabble, 'rhythm' or the word my sister just played?",
+                    "scrabble_score.word",
+                    "quartz",
+                )
             ],
         ),
     ],
@@ -1388,6 +2016,90 @@ CASES: dict[str, list[Case]] = {
                 )
             ],
         ),
+        C(
+            "Which team finished last in the 2021 Metro Premier, and with how many points?",
+            [("team_standings", {"league": "Metro Premier", "season": 2021})],
+            ["0.table.5.team", "0.table.5.points"],
+            masks=[
+                (
+                    "Which team finished last in the Metro Premier the season I moved to the city, and with how many "
+                    "points?",
+                    "team_standings.season",
+                    "2021",
+                ),
+                (
+                    "Which team finished last in my local league in 2021, and with how many points?",
+                    "team_standings.league",
+                    "the Metro Premier",
+                ),
+            ],
+        ),
+        C(
+            "What was the score when Lakeside Pioneers hosted Harbor City Gulls on 2022-03-26, and how many goals "
+            "did Ilya Marsh score in 2022?",
+            [
+                ("match_result", {"home": "Lakeside Pioneers", "away": "Harbor City Gulls", "date": "2022-03-26"}),
+                ("player_stats", {"player": "Ilya Marsh", "season": 2022}),
+            ],
+            ["0.home_goals", "0.away_goals", "1.goals"],
+            masks=[
+                (
+                    "What was the score when Lakeside Pioneers hosted Harbor City Gulls on the day I went to the "
+                    "ground, and how many goals did Ilya Marsh score in 2022?",
+                    "match_result.date",
+                    "2022-03-26",
+                )
+            ],
+        ),
+        C(
+            "How many goals and assists did Owen Castell have in 2024, and how many goals did Oldmill Albion score "
+            "in the Metro Premier that season?",
+            [
+                ("player_stats", {"player": "Owen Castell", "season": 2024}),
+                ("team_standings", {"league": "Metro Premier", "season": 2024}),
+            ],
+            ["0.goals", "0.assists", "1.table.team=Oldmill Albion.goals_for"],
+            masks=[
+                (
+                    "How many goals and assists did Owen Castell have in the season my son started watching, and how "
+                    "many goals did Oldmill Albion score in the Metro Premier that season?",
+                    "player_stats.season",
+                    "2024",
+                )
+            ],
+        ),
+        C(
+            "Compare Tomás Okafor's assists in 2022 and in 2023.",
+            [
+                ("player_stats", {"player": "Tomás Okafor", "season": 2022}),
+                ("player_stats", {"player": "Tomás Okafor", "season": 2023}),
+            ],
+            ["0.assists", "1.assists"],
+            masks=[
+                (
+                    "Compare my favourite midfielder's assists in 2022 and in 2023.",
+                    "player_stats.player",
+                    "Tomás Okafor",
+                )
+            ],
+        ),
+        C(
+            "What was the score when Union Square FC hosted Eastbank Athletic on 2025-03-22, and which team won "
+            "their league in 2025?",
+            [
+                ("match_result", {"home": "Union Square FC", "away": "Eastbank Athletic", "date": "2025-03-22"}),
+                ("team_standings", {"league": Ref("0.league"), "season": 2025}),
+            ],
+            ["0.home_goals", "0.away_goals", "1.table.0.team"],
+            masks=[
+                (
+                    "What was the score when Union Square FC hosted Eastbank Athletic on the day I bought my season "
+                    "ticket, and which team won their league in 2025?",
+                    "match_result.date",
+                    "2025-03-22",
+                )
+            ],
+        ),
     ],
     "Music": [
         C(
@@ -1479,6 +2191,67 @@ CASES: dict[str, list[Case]] = {
                     "C4",
                 )
             ],
+        ),
+        C(
+            "Which notes make up a Bbmaj7 chord, and what is its quality?",
+            [("chord_notes", {"chord": "Bbmaj7"})],
+            ["0.notes", "0.quality"],
+            masks=[
+                (
+                    "Which notes make up the first chord of my jazz chart, and what is its quality?",
+                    "chord_notes.chord",
+                    "Bbmaj7",
+                )
+            ],
+        ),
+        C(
+            "Which works by Beethoven are in your catalogue, and what key is Für Elise in?",
+            [("composer_works", {"composer": "Beethoven"}), ("piece_info", {"title": "Für Elise"})],
+            ["0.works.*.title", "1.key"],
+            masks=[
+                (
+                    "Which works by Beethoven are in your catalogue, and what key is the piece I'm learning in?",
+                    "piece_info.title",
+                    "Für Elise",
+                )
+            ],
+        ),
+        C(
+            "What is the frequency of G3, and which notes make up a G7 chord?",
+            [("note_frequency", {"note": "G3"}), ("chord_notes", {"chord": "G7"})],
+            ["0.frequency_hz", "1.notes"],
+            masks=[
+                (
+                    "What is the frequency of G3, and which notes make up the chord in bar 4 of my song?",
+                    "chord_notes.chord",
+                    "G7",
+                )
+            ],
+        ),
+        C(
+            "How many minutes does a performance of Messiah take, and how many hours is that (the minutes divided "
+            "by 60)?",
+            [
+                ("piece_info", {"title": "Messiah"}),
+                ("calculate", {"expression": Ref("0.duration_minutes", "{} / 60")}),
+            ],
+            ["0.duration_minutes", "1.result"],
+            easy=("calculate",),
+            masks=[
+                (
+                    "How many minutes does a performance of the oratorio our choir sings at Christmas take, and how "
+                    "many hours is that (the minutes divided by 60)?",
+                    "piece_info.title",
+                    "Handel's Messiah",
+                )
+            ],
+        ),
+        C(
+            "Who composed Clair de lune?",
+            [("piece_info", {"title": "Clair de lune"})],
+            ["0.composer"],
+            easy=("piece_info",),
+            masks=[("Who composed the piece my daughter plays on the piano?", "piece_info.title", "Clair de lune")],
         ),
     ],
     "Health": [
@@ -1578,6 +2351,126 @@ CASES: dict[str, list[Case]] = {
                     "I'm 6 feet tall. Convert 6 feet to centimetres and work out my BMI.",
                     "bmi.weight_kg",
                     "82 kg",
+                )
+            ],
+        ),
+        C(
+            "What is my BMI if I weigh 54 kg and am 160 cm tall, and what category is that?",
+            [("bmi", {"weight_kg": 54, "height_cm": 160})],
+            ["0.bmi", "0.category"],
+            masks=[
+                (
+                    "What is my BMI if I weigh 54 kg, and what category is that?",
+                    "bmi.height_cm",
+                    "I'm 160 cm tall",
+                )
+            ],
+        ),
+        C(
+            "I'm male, 28 years old, 75 kg and 178 cm, and active. What are my basal metabolic rate and my daily "
+            "calorie needs?",
+            [
+                (
+                    "daily_calorie_needs",
+                    {"weight_kg": 75, "height_cm": 178, "age": 28, "sex": "male", "activity_level": "active"},
+                )
+            ],
+            ["0.bmr_kcal", "0.daily_kcal"],
+            masks=[
+                (
+                    "I'm male, 75 kg and 178 cm, and active. What are my basal metabolic rate and my daily calorie "
+                    "needs?",
+                    "daily_calorie_needs.age",
+                    "I'm 28",
+                )
+            ],
+        ),
+        C(
+            "At 65 kg, how many calories do I burn in 20 minutes of jump rope, and how many in a week of daily "
+            "sessions (7 times that)?",
+            [
+                ("exercise_calories", {"activity": "jump rope", "minutes": 20, "weight_kg": 65}),
+                ("calculate", {"expression": Ref("0.calories_kcal", "{} * 7")}),
+            ],
+            ["0.calories_kcal", "1.result"],
+            easy=("calculate",),
+            masks=[
+                (
+                    "At 65 kg, how many calories do I burn in one of my jump rope sessions, and how many in a week of "
+                    "daily sessions (7 times that)?",
+                    "exercise_calories.minutes",
+                    "20 minutes",
+                )
+            ],
+        ),
+        C(
+            "I weigh 150 pounds. Convert that to kilograms and tell me how many calories 60 minutes of yoga burns "
+            "for me.",
+            [
+                ("convert_units", {"value": 150, "from_unit": "pounds", "to_unit": "kilograms"}),
+                ("exercise_calories", {"activity": "yoga", "minutes": 60, "weight_kg": Ref("0.result")}),
+            ],
+            ["0.result", "1.calories_kcal"],
+            masks=[
+                (
+                    "Convert my weight from pounds to kilograms and tell me how many calories 60 minutes of yoga "
+                    "burns for me.",
+                    "convert_units.value",
+                    "150 pounds",
+                )
+            ],
+        ),
+        C(
+            "I'm female, 52 years old, 70 kg and 165 cm, with a light activity level. What's my BMI, how many "
+            "calories do I need a day, and how many would 40 minutes of dancing burn?",
+            [
+                ("bmi", {"weight_kg": 70, "height_cm": 165}),
+                (
+                    "daily_calorie_needs",
+                    {"weight_kg": 70, "height_cm": 165, "age": 52, "sex": "female", "activity_level": "light"},
+                ),
+                ("exercise_calories", {"activity": "dancing", "minutes": 40, "weight_kg": 70}),
+            ],
+            ["0.bmi", "1.daily_kcal", "2.calories_kcal"],
+            masks=[
+                (
+                    "I'm female, 70 kg and 165 cm, with a light activity level. What's my BMI, how many calories do I "
+                    "need a day, and how many would 40 minutes of dancing burn?",
+                    "daily_calorie_needs.age",
+                    "I'm 52",
+                )
+            ],
+        ),
+        C(
+            "For an 85 kg person, which burns more calories in 45 minutes: rowing or hiking?",
+            [
+                ("exercise_calories", {"activity": "rowing", "minutes": 45, "weight_kg": 85}),
+                ("exercise_calories", {"activity": "hiking", "minutes": 45, "weight_kg": 85}),
+            ],
+            ["0.calories_kcal", "1.calories_kcal"],
+            masks=[
+                (
+                    "For an 85 kg person, which burns more calories in 45 minutes: rowing or what I do on weekends?",
+                    "exercise_calories.activity",
+                    "hiking",
+                )
+            ],
+        ),
+        C(
+            "I'm 172 cm tall and weigh 68 kg. What's my BMI, and by what percent would my weight change if I got "
+            "down to 63 kg?",
+            [
+                ("bmi", {"weight_kg": 68, "height_cm": 172}),
+                ("percentage_change", {"old": 68, "new": 63}),
+            ],
+            ["0.bmi", "1.percent_change"],
+            easy=("percentage_change",),
+            masks=[
+                (
+                    "I'm 172 cm tall and weigh 68 kg. What's my BMI, and by what percent would my weight change if I "
+                    "reached my goal weight?",
+                    "percentage_change.new",
+                    "63 kg",
                 )
             ],
         ),
@@ -1703,6 +2596,84 @@ CASES: dict[str, list[Case]] = {
                     "money at the pump price here?",
                     "fuel_cost.price_per_litre",
                     "2 a litre",
+                )
+            ],
+        ),
+        C(
+            "Was Zephyr Air flight ZP518 on time on 2025-11-28, and which gate did it leave from?",
+            [("flight_status", {"flight_number": "ZP518", "date": "2025-11-28"})],
+            ["0.status", "0.delay_minutes", "0.gate"],
+            masks=[
+                (
+                    "Was my Zephyr Air flight on time on 2025-11-28, and which gate did it leave from?",
+                    "flight_status.flight_number",
+                    "ZP518",
+                )
+            ],
+        ),
+        C(
+            "How far is Chicago from Los Angeles, and how late was Zephyr Air flight ZP412 on 2025-12-19?",
+            [
+                ("distance_between", {"city_a": "Chicago", "city_b": "Los Angeles"}),
+                ("flight_status", {"flight_number": "ZP412", "date": "2025-12-19"}),
+            ],
+            ["0.distance_km", "1.status", "1.delay_minutes"],
+            masks=[
+                (
+                    "How far is Chicago from Los Angeles, and how late was Zephyr Air flight ZP412 on the day I flew "
+                    "home for the holidays?",
+                    "flight_status.date",
+                    "2025-12-19",
+                )
+            ],
+        ),
+        C(
+            "My city EV has a 40 kWh battery at 15%. How long will it take to charge to 100% on an 11 kW wall box, "
+            "and how much energy will it draw?",
+            [("ev_charging_time", {"battery_kwh": 40, "from_percent": 15, "to_percent": 100, "charger_kw": 11})],
+            ["0.minutes", "0.energy_kwh"],
+            masks=[
+                (
+                    "My city EV's battery is at 15%. How long will it take to charge to 100% on an 11 kW wall box, "
+                    "and how much energy will it draw?",
+                    "ev_charging_time.battery_kwh",
+                    "40 kWh",
+                )
+            ],
+        ),
+        C(
+            "My trip is 300 miles. Convert that to kilometres and estimate the fuel and its cost for a car using 7.2 "
+            "litres per 100 km, at 1.65 per litre.",
+            [
+                ("convert_units", {"value": 300, "from_unit": "miles", "to_unit": "kilometres"}),
+                (
+                    "fuel_cost",
+                    {"distance_km": Ref("0.result"), "litres_per_100km": 7.2, "price_per_litre": 1.65},
+                ),
+            ],
+            ["0.result", "1.litres", "1.cost"],
+            masks=[
+                (
+                    "My trip is 300 miles. Convert that to kilometres and estimate the fuel and its cost for a car "
+                    "using 7.2 litres per 100 km, at the price at my local station.",
+                    "fuel_cost.price_per_litre",
+                    "1.65 a litre",
+                )
+            ],
+        ),
+        C(
+            "When did Zephyr Air flight ZP210 arrive (in UTC) on 2026-03-06, and what time zone is Tokyo in?",
+            [
+                ("flight_status", {"flight_number": "ZP210", "date": "2026-03-06"}),
+                ("timezone_of", {"city": "Tokyo"}),
+            ],
+            ["0.arrival_utc", "1.timezone", "1.utc_offset"],
+            masks=[
+                (
+                    "When did my Zephyr Air flight from Paris arrive (in UTC) on 2026-03-06, and what time zone is "
+                    "Tokyo in?",
+                    "flight_status.flight_number",
+                    "ZP210",
                 )
             ],
         ),

@@ -13,6 +13,7 @@ unreadable file becomes a :class:`~env_core.spider.Problem` and the rest is stil
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from env_core.model import Gold, Scenario, ToolSpec
+from env_core.model import Condition, Gold, Scenario, ToolSpec
+from env_core.simulated import EMULATED
 from env_core.spider import Problem
 
 FAMILY = "failtalms"
@@ -37,6 +39,14 @@ SETTING_FILES: dict[str, str] = {
     "no_tools": "all_No-tools_queries.json",
 }
 SPECS_FOLDER = "tool_specs"
+# setting -> the condition its scenarios already are in (Scenario.condition): they run under settings of that condition
+CONDITIONS: dict[str, Condition] = {
+    "perfect": "none",
+    "underspecified": "underspecified",
+    "replaceable": "replaceable",
+    "non_replaceable": "non_replaceable",
+    "no_tools": "no_tools",
+}
 
 _NAME_LIMIT = 64  # ToolSpec.name: ^[A-Za-z_][A-Za-z0-9_\-]{0,63}$
 _NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
@@ -182,11 +192,15 @@ def read_released(folder: str | Path) -> Released:
         for key, function in functions.items()
     ]
 
-    # 3. the scenarios: ids unique within a setting (a repeated query_id gets -2, -3, ...)
-    perfect_categories: dict[tuple[int, str], list[str]] = {}
-    for setting, fields, keys in pending:
-        if setting == "perfect" and keys:
-            perfect_categories.setdefault((fields["query_id"], fields["query"]), fields["categories"])
+    # 3. the scenarios: ids unique within a setting (a repeated query_id gets -2, -3, ...). Each is already in its
+    # setting's condition; the perfect query it was derived from (:func:`_original`) says what the user meant in
+    # full, and the tools it lists that this one lacks are the ones taken away.
+    originals = [
+        _Original(fields["query"], list(dict.fromkeys(names[k] for k in keys)), fields["categories"])
+        for setting, fields, keys in pending
+        if setting == "perfect"
+    ]
+    by_text = {o.query: o for o in reversed(originals)}  # the first of a repeated text wins
     scenarios: list[Scenario] = []
     seen: Counter[str] = Counter()
     counts = dict.fromkeys(SETTING_FILES, 0)
@@ -195,9 +209,10 @@ def read_released(folder: str | Path) -> Released:
         seen[base] += 1
         scenario_id = base if seen[base] == 1 else f"{base}-{seen[base]}"
         tool_names = list(dict.fromkeys(names[k] for k in keys))
+        original = _original(fields["query"], [names[k] for k in keys], setting, originals, by_text)
         categories = fields["categories"]
-        if not keys:  # no_tools: the categories of the perfect query it repeats, when there is one
-            categories = perfect_categories.get((fields["query_id"], fields["query"]), [])
+        if not keys and original is not None:  # no_tools: the categories of the perfect query it repeats
+            categories = original.categories
         metadata: dict[str, Any] = {
             "setting": setting,
             "source": SOURCE,
@@ -206,13 +221,59 @@ def read_released(folder: str | Path) -> Released:
             "categories": categories,
             "emulated": True,
         }
+        removed = [t for t in original.tools if t not in tool_names] if original is not None else []
+        if setting != "perfect" and original is not None:
+            metadata["intended"] = original.query
+        if removed:
+            metadata["removed"] = removed
         scenarios.append(
             Scenario(
-                id=scenario_id, family=FAMILY, task=fields["query"], tools=tool_names, gold=Gold(), metadata=metadata
+                id=scenario_id,
+                family=FAMILY,
+                task=fields["query"],
+                tools=tool_names,
+                gold=Gold(),
+                condition=CONDITIONS[setting],
+                replaceable=dict.fromkeys(removed, True)
+                if setting == "replaceable"
+                else (dict.fromkeys(removed, False) if setting == "non_replaceable" else {}),
+                metadata=metadata,
             )
         )
         counts[setting] += 1
     return Released(scenarios, tools, problems, counts, conflicts, source_digest(folder))
+
+
+@dataclass(frozen=True)
+class _Original:
+    query: str
+    tools: list[str]
+    categories: list[str]
+
+
+LINK_SIMILARITY = 0.5  # the least text similarity (difflib's ratio) of a derived query to the original it rewrites
+
+
+def _original(
+    query: str, tools: list[str], setting: str, originals: list[_Original], by_text: dict[str, _Original]
+) -> _Original | None:
+    """The perfect query a derived one comes from. The files' query_ids are numbered per file, so they do not link
+    them: the same text links a query whose tool was taken away (most do), else the original with the same tools
+    (under-specified) or more (unavailable tools) whose text is the most alike, when alike enough."""
+    if setting == "perfect":
+        return None
+    exact = by_text.get(query)
+    if exact is not None and set(tools) <= set(exact.tools):
+        return exact
+    wanted = set(tools)
+    candidates = [
+        o for o in originals if (set(o.tools) == wanted if setting == "underspecified" else wanted <= set(o.tools))
+    ]
+    scored = [(difflib.SequenceMatcher(None, o.query, query).ratio(), i) for i, o in enumerate(candidates)]
+    if not scored:
+        return None
+    best, index = max(scored)
+    return candidates[index] if best >= LINK_SIMILARITY else None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -330,6 +391,7 @@ def _function(
     method, url = api.get("method"), api.get("url")
     binding: dict[str, Any] = {
         "kind": "emulated",
+        EMULATED: True,
         "tool_name": tool_name,
         "api_name": api_name,
         "category": category if isinstance(category, str) else None,

@@ -566,13 +566,8 @@ class ObfuscatedToolBox(ToolBox):
         super().__init__(self._renamed(spec) for spec in inner.specs.values() if spec.name in names)
 
     def _renamed(self, spec: ToolSpec) -> ToolSpec:
-        names = self.arguments[spec.name]
-        new = self.names[spec.name]
-        parameters = dict(spec.parameters)
-        parameters["properties"] = {names[k]: v for k, v in spec.parameters.get("properties", {}).items()}
-        if "required" in parameters:
-            parameters["required"] = [names[k] for k in parameters["required"]]
-        return spec.model_copy(update={"name": new, "parameters": parameters})
+        parameters = _rename_parameters(spec.parameters, self.arguments[spec.name])
+        return spec.model_copy(update={"name": self.names[spec.name], "parameters": parameters})
 
     def _back(self, spec: ToolSpec, arguments: dict[str, Any]) -> tuple[ToolSpec, dict[str, Any]]:
         tool = self.original[spec.name]
@@ -603,16 +598,18 @@ class ObfuscatedToolBox(ToolBox):
 
     def execute(self, state: Any, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
         original, back = self._back(spec, arguments)
-        narrowed = original.model_copy(update={"parameters": self._unrenamed(spec.parameters, original.name)})
+        back_names = {v: k for k, v in self.arguments[original.name].items()}
+        narrowed = original.model_copy(update={"parameters": _rename_parameters(spec.parameters, back_names)})
         return self.inner.execute(state, narrowed, back)
 
-    def _unrenamed(self, parameters: dict[str, Any], tool: str) -> dict[str, Any]:
-        back = {v: k for k, v in self.arguments[tool].items()}
-        out = dict(parameters)
-        out["properties"] = {back.get(k, k): v for k, v in parameters.get("properties", {}).items()}
-        if "required" in out:
-            out["required"] = [back.get(k, k) for k in out["required"]]
-        return out
+
+def _rename_parameters(parameters: dict[str, Any], mapping: dict[str, str]) -> dict[str, Any]:
+    """A JSON schema with its properties (and the required list) renamed by ``mapping``; a name not in it is kept."""
+    out = dict(parameters)
+    out["properties"] = {mapping.get(k, k): v for k, v in parameters.get("properties", {}).items()}
+    if "required" in out:
+        out["required"] = [mapping.get(k, k) for k in out["required"]]
+    return out
 
 
 def _obfuscation(tools: list[ToolSpec]) -> tuple[dict[str, str], dict[str, dict[str, str]]]:

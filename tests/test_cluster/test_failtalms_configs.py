@@ -13,6 +13,7 @@ import pytest
 
 from cluster.store import RunStore
 from env_core.model import EpisodeResult
+from scoring.stats import wilson_interval
 
 UNDERTOW = str(Path(sys.executable).parent / "undertow")
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
@@ -50,8 +51,11 @@ def test_the_oracle_passes_perfect_and_underspecified_when_it_may_ask(shipped: t
     assert rate(by["oracle", "underspecified_aah"], "passed") == 1.0
     assert rate(by["oracle", "underspecified_aah"], "asked_human") == 1.0
     # without anyone to ask, it says so and skips; where no tool can solve the task, it answers No
-    for setting in ("underspecified", "non_replaceable", "replaceable"):
+    for setting in ("underspecified", "non_replaceable", "replaceable", "non_replaceable_aah"):
         assert rate(by["oracle", setting], "awareness", "no") == 1.0 and rate(by["oracle", setting], "skipped") == 1.0
+    # a person can stand in for a replaceable tool: asked to do its work by hand, and the task done
+    assert rate(by["oracle", "replaceable_aah"], "passed") == 1.0
+    assert rate(by["oracle", "replaceable_aah"], "asked_human") == 1.0
     assert len(by["oracle", "perfect"]) >= 90 and len(by["oracle", "underspecified"]) >= 90
     assert sum(len(by["oracle", s]) for s in ("perfect", "underspecified", "replaceable", "non_replaceable")) >= 150
 
@@ -71,5 +75,7 @@ def test_the_report_prints_the_papers_metrics_per_setting(shipped: tuple[Path, s
     for column in ("PR", "Aware", "Unexp", "Skip", "Inter"):
         assert column in text
     oracle = {line.split("   ")[1].strip(): line for line in text.splitlines() if line.startswith(" oracle ")}
-    assert "1.00 [0.96–1.00]" in oracle["Perfect"]
+    n = len(cells(shipped[0])["oracle", "perfect"])
+    low, _ = wilson_interval(n, n)
+    assert f"1.00 [{low:.2f}–1.00]" in oracle["Perfect"] and f" {n} " in oracle["Perfect"]
     assert "Under-specified + AAH" in oracle and "No-tools" in oracle

@@ -4,6 +4,8 @@ Ask-and-Help; the awareness question before an episode; and what the plan leaves
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -11,12 +13,15 @@ import yaml
 
 from cluster.config import load_config
 from cluster.plan import plan_sweep
-from env_core.environment import HUMAN_DECLINES
 from env_core.errors import ConfigError
 from env_core.faults import PRESET_SETTINGS, Setting, condition_removes, not_applicable, posed, resolve_faults
-from env_core.model import ASK_HUMAN, Action, Mask, Scenario, ToolCall
+from env_core.model import ASK_HUMAN, Action, Mask, Scenario, ToolCall, Trajectory
+from env_core.simulated import HUMAN_DECLINES, STAND_IN_REPLY
 from env_core.suites import Suite, SuiteRef
+from scoring.trajectory import score_trajectory
+from workers.agent import AgentConfig, ask_awareness, run_agent
 from workers.clients import PolicyModel
+from workers.policies import make_policy
 from workers.runner import EpisodePlan, ShardOutput, ShardSpec, run_shard
 
 
@@ -143,3 +148,62 @@ def test_the_plan_says_what_a_condition_leaves_out(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(config))
     manifest = plan_sweep(load_config(path))
     assert manifest.n_episodes == 2 * 35  # every smoke scenario states a gold value word for word
+
+
+def test_the_scripted_person_does_a_replaceable_tools_work_by_hand_and_nothing_else(smoke: Suite) -> None:
+    scenario = first(smoke)
+    tool = scenario.gold.plans[0][0].tool
+    arguments = dict(scenario.gold.plans[0][0].arguments)
+    for replaceable in (True, False):
+        condition = "replaceable" if replaceable else "non_replaceable"
+        setting = Setting(name=f"{condition}_aah", condition=condition, ask_human=True)
+        env = smoke.environment(with_flags(scenario, replaceable), 0, setting)
+        env.reset()
+        assert tool not in {t.name for t in env.tools()}
+
+        def ask(question: str) -> str:
+            call = ToolCall(id="q", name=ASK_HUMAN, arguments={"question": question})
+            observation = env.step(Action(kind="tool_call", tool_call=call))  # noqa: B023 - used at once
+            assert observation is not None and observation.ok
+            return observation.result["reply"]
+
+        by_hand = ask(f"Could you do the work of {tool} for me by hand?")
+        spoken = ask(f"Could you run {tool.replace('_', ' ')} for me?")
+        if replaceable:
+            expected = smoke.toolbox.execute(smoke.toolbox.new_state(), smoke.toolbox.specs[tool], arguments)
+            assert by_hand == STAND_IN_REPLY.format(json.dumps(expected, ensure_ascii=False, default=str))
+            assert spoken == by_hand
+        else:
+            assert by_hand == spoken == HUMAN_DECLINES
+        assert ask("Could you book me a flight?") == HUMAN_DECLINES
+
+
+def test_the_oracle_has_the_person_stand_in_for_a_replaceable_tool(smoke_ref: SuiteRef, smoke: Suite) -> None:
+    flagged = [with_flags(s, True) for s in smoke.scenarios if s.gold.plans][:4]
+    suite = smoke
+    setting = Setting(name="replaceable_aah", condition="replaceable", ask_human=True, awareness="tool")
+    for scenario in flagged:
+        env = suite.environment(scenario, 0, setting)
+        client = make_policy("oracle", scenario, 0)
+        trajectory = Trajectory(episode_id="e", scenario_id=scenario.id, model="oracle", setting=setting.name, seed=0)
+        if asyncio.run(ask_awareness(env, client, "tool", trajectory)):
+            asyncio.run(run_agent(env, client, AgentConfig(), trajectory))
+        assert trajectory.awareness is not None and trajectory.awareness.answer == "yes"
+        asked = [s.action.tool_call for s in trajectory.tool_steps() if s.action.tool_call.name == ASK_HUMAN]  # type: ignore[union-attr]
+        assert asked and scenario.gold.plans[0][0].tool in asked[0].arguments["question"]  # type: ignore[union-attr]
+        assert score_trajectory(trajectory, scenario, False).solved
+    alone = run(smoke_ref, smoke, PRESET_SETTINGS["replaceable"])
+    assert all(r.gave_up or not r.solved for r in alone.results)
+
+
+def test_a_scenario_already_in_a_condition_runs_under_that_condition_only_untransformed(smoke: Suite) -> None:
+    scenario = first(smoke).model_copy(update={"condition": "underspecified", "masks": []})
+    assert not_applicable(scenario, PRESET_SETTINGS["underspecified"]) is None
+    assert "already in condition underspecified" in str(not_applicable(scenario, PRESET_SETTINGS["perfect"]))
+    assert "already in condition" in str(not_applicable(scenario, PRESET_SETTINGS["no_tools"]))
+    assert posed(scenario, PRESET_SETTINGS["underspecified"]).task == scenario.task
+    flagged = with_flags(scenario, True).model_copy(update={"condition": "replaceable"})
+    assert not any(f.kind == "removed" for f in resolve_faults(flagged, PRESET_SETTINGS["replaceable"]))
+    perfect = first(smoke).model_copy(update={"condition": "none"})
+    assert not_applicable(perfect, PRESET_SETTINGS["perfect"]) is None
+    assert not_applicable(perfect, PRESET_SETTINGS["underspecified"]) is not None

@@ -338,7 +338,7 @@ def _mentions(text: str, value: Any) -> bool:
 
 
 def test_library_size_and_shape():
-    assert len(SCENARIOS) >= 90
+    assert len(SCENARIOS) >= 150
     assert len({s.id for s in SCENARIOS}) == len(SCENARIOS)
     by_category = Counter(s.metadata["category"] for s in SCENARIOS)
     assert len(by_category) >= 8 and set(by_category) <= set(categories())

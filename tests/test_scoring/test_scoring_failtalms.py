@@ -18,9 +18,6 @@ from scoring.failtalms import (
     NO_CALLS,
     EpisodeFacts,
     FailTalmsSummary,
-    Message,
-    Vote,
-    decide,
     grader_messages,
     judge,
     parse_awareness,
@@ -32,6 +29,7 @@ from scoring.failtalms import (
     summarize,
     with_help,
 )
+from scoring.judges import Message, Vote, decide
 from scoring.stats import wilson_interval
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -124,9 +122,11 @@ class Grader:
     def __init__(self, replies: list[str]) -> None:
         self.replies = list(replies)
         self.chats: list[list[Message]] = []
+        self.seeds: list[int] = []
 
-    async def __call__(self, messages: list[Message]) -> str:
+    async def __call__(self, messages: list[Message], seed: int) -> str:
         self.chats.append(messages)
+        self.seeds.append(seed)
         return self.replies.pop(0)
 
 
@@ -148,6 +148,7 @@ def test_judge_unanimous_pass_logs_every_vote() -> None:
     assert [v.verdict for v in verdict.votes] == ["pass"] * 5
     assert all(v.attempts == 1 and v.reply == "Pass" for v in verdict.votes)
     assert len(grader.chats) == 5
+    assert grader.seeds == [0, 1, 2, 3, 4], "each vote samples with its own seed"
     chat = grader.chats[0]
     assert [m["role"] for m in chat] == ["system", "user"]
     assert chat[0]["content"] == GRADER_SYSTEM
@@ -222,7 +223,7 @@ def test_judge_rejects_bad_arguments() -> None:
 
 
 def test_judge_errors_of_the_endpoint_propagate() -> None:
-    async def broken(messages: list[Message]) -> str:
+    async def broken(messages: list[Message], seed: int) -> str:
         raise ConnectionError("grader down")
 
     with pytest.raises(ConnectionError):

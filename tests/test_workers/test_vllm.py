@@ -31,14 +31,16 @@ from cluster.plan import plan_sweep
 from cluster.scheduler import execute
 from cluster.server_guard import group_members
 from cluster.store import RunStore
+from env_core.failtalms.build import build_released
 from env_core.faults import PRESET_SETTINGS
-from env_core.model import Outcome
-from env_core.suites import load_ref
-from workers.clients import EndpointModel, VLLMModel
+from env_core.model import ASK_HUMAN, Action, HelperModel, Outcome, ToolCall
+from env_core.suites import load_ref, suite_ref
+from workers.clients import EndpointModel, HelperClient, PolicyModel, VLLMModel
 from workers.runner import EpisodePlan, ShardSpec, run_shard
 
 MODEL_OUTCOMES = {Outcome.scored, Outcome.model_error, Outcome.parse_error, Outcome.budget_exhausted}
 UNDERTOW = Path(sys.executable).parent / "undertow"
+FAIL_TALMS = Path(__file__).resolve().parents[3] / "shared" / "data" / "fail-talms"
 
 
 @pytest.fixture(scope="module")
@@ -298,6 +300,49 @@ def test_tool_calls_the_server_leaves_in_the_text_are_run(
     for step in trajectory.tool_steps():
         assert (step.action.tool_call.name, step.action.tool_call.arguments) == (call.tool, dict(call.arguments))
         assert step.observation.ok and step.observation.result == scenario.gold.answer
+
+
+def test_a_real_model_emulates_tools_judges_and_plays_the_person(
+    server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper models against a real server: the released FAIL-TaLMs files imported, their tools answered by the
+    tiny model, every episode graded by three of its votes (nonsense: judge errors or random verdicts, never a
+    crash), and the Ask-and-Help person played by it; a rerun reads every helper reply from the cache."""
+    monkeypatch.setenv("UNDERTOW_CACHE", str(tmp_path / "cache"))
+    url = ray.get(server.info.remote())["url"]
+    folder = tmp_path / "released"
+    build_released(FAIL_TALMS, folder)
+    helper = {"url": url, "name": "tiny", "max_tokens": 24, "max_retries": 0}
+    ref = suite_ref({"path": str(folder), "emulator": helper, "judge": {**helper, "k": 3}})
+    suite = load_ref(ref)
+    chosen = [s for s in suite.scenarios if s.condition == "none"][:6]
+    spec = ShardSpec(
+        shard_id="helpers",
+        model=PolicyModel(name="random"),
+        suite=ref,
+        setting=PRESET_SETTINGS["perfect"],
+        episodes=[EpisodePlan(episode_id=f"e{i}", scenario_id=s.id, seed=0) for i, s in enumerate(chosen)],
+    )
+    output = run_shard(spec)
+    assert {r.outcome for r in output.results} == {Outcome.scored}
+    observed = [s.observation for t in output.trajectories for s in t.steps if s.observation is not None]
+    assert observed and all(o.emulated and o.ok for o in observed)
+    judged = [r for r in output.results if not r.details["skipped"]]
+    assert judged
+    for result in judged:
+        votes = result.details["judge_votes"]
+        assert len(votes) == 3 and {v["verdict"] for v in votes} <= {"pass", "fail", "error"}
+        passes, fails = (sum(v["verdict"] == kind for v in votes) for kind in ("pass", "fail"))
+        assert result.details["passed"] == (None if passes + fails == 0 else passes > fails)
+    assert [r.details for r in run_shard(spec).results] == [r.details for r in output.results]
+
+    scenario = next(s for s in suite.scenarios if s.condition == "underspecified" and "intended" in s.metadata)
+    setting = PRESET_SETTINGS["underspecified"].model_copy(update={"ask_human": True})
+    env = suite.environment(scenario, 0, setting, person=HelperClient(HelperModel(**helper)))
+    env.reset()
+    ask = Action(kind="tool_call", tool_call=ToolCall(id="q", name=ASK_HUMAN, arguments={"question": "Which one?"}))
+    observation = env.step(ask)
+    assert observation is not None and observation.ok and isinstance(observation.result["reply"], str)
 
 
 def test_a_server_killed_mid_run_ends_its_whole_group_and_comes_back(server, smoke_ref) -> None:
