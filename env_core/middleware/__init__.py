@@ -1,0 +1,1 @@
+"""The middleware family (FUXI): database and knowledge-base environments."""
