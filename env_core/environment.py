@@ -129,6 +129,7 @@ class Environment:
         self._discovered: dict[str, None] = {}
         self._specs: dict[str, ToolSpec] = {}
         self.done = False
+        self.answer_result: Any = None  # what the final answer denotes (ToolBox.answer_result), once given
 
     def reset(self) -> EpisodeStart:
         if self._state is not None:
@@ -139,6 +140,7 @@ class Environment:
         self._disclosure = Disclosure(self.scenario.hidden_tools, self.scenario.disclosure)
         self._discovered = {}
         self.done = False
+        self.answer_result = None
         return EpisodeStart(task=self.scenario.task, tools=self.tools())
 
     def _spec(self, name: str) -> ToolSpec:
@@ -221,6 +223,8 @@ class Environment:
             raise RuntimeError("the episode is over")
         if action.kind != "tool_call":
             self.done = True
+            if action.kind == "final_answer":
+                self.answer_result = self.toolbox.answer_result(self._state, action.content or "")
             return None
         assert action.tool_call is not None
         call = action.tool_call
@@ -347,6 +351,19 @@ class Environment:
             return ""
         spec = self.toolbox.specs[masked["tool"]]
         return str(spec.parameters.get("properties", {}).get(masked["argument"], {}).get("description", ""))
+
+    def valid_actions(self) -> list[tuple[str, dict[str, Any]]] | None:
+        """The calls the tool box's rules allow now (``ToolBox.valid_actions`` on this episode's state) among the
+        tools shown (``tools()``), or None when the tool box cannot list them. An agent loop with decoupled
+        generation (FUXI §3.2, Figure 2(b)) offers them as the candidate actions for the model's thought; without
+        them it reads the action from the model's own text."""
+        if self._state is None:
+            raise RuntimeError("call reset() before valid_actions()")
+        actions = self.toolbox.valid_actions(self._state)
+        if actions is None:
+            return None
+        shown = {spec.name for spec in self.tools()}
+        return [(tool, arguments) for tool, arguments in actions if tool in shown]
 
     def first_tried_tools(self) -> set[str]:
         """Tools a permanent ``first_tried`` fault disabled in this episode (for judging whether giving up was

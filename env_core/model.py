@@ -615,6 +615,9 @@ class Trajectory(Versioned):
     gave_up: bool = False
     awareness: AwarenessAnswer | None = None  # the awareness question's answer, under a setting that asks one
     skipped: bool = False  # the agent answered No to the awareness question, so the task was not attempted
+    # what the final answer denotes in the episode's environment (ToolBox.answer_result: a query's rows, a
+    # variable's entities), worked out when the answer was given; None where the tool box has no reading of it
+    answer_result: Any = None
     outcome: Outcome = Outcome.scored
     error: str | None = None  # "Type: message" of what ended the episode early
     error_trace: str | None = None  # the last frames of its traceback, one "file:line in function" per line

@@ -139,6 +139,20 @@ class ToolBox(ABC):
         whose argument choices depend on the scenario narrows them here (an enum of the columns its data has)."""
         return spec
 
+    def answer_result(self, state: Any, answer: str) -> Any:
+        """What a final answer denotes in the episode's state, for the scorer (``Trajectory.answer_result``): a SQL
+        query's rows run on the episode's data, the entities a named variable holds; None (the default) when the
+        answer is read as text only. Model-written: a tool box that runs it does so as it runs a tool call."""
+        return None
+
+    def valid_actions(self, state: Any) -> list[tuple[str, dict[str, Any]]] | None:
+        """Every call the environment's rules allow on ``state`` now, as ``(tool, arguments)`` pairs, or None (the
+        default) when a tool box cannot list them. A tool box that can (the knowledge-base environment, whose calls
+        take only variables, entities and schema items the episode has already seen) lets an agent protocol have the
+        model pick its next action from a finite list instead of writing it: decoupled generation (FUXI §3.2,
+        Figure 2(b)), where a thought is written first and the action matching it is chosen among these candidates."""
+        return None
+
     def fork_state(self, state: Any) -> Any:
         """A throwaway copy of an episode's state: a ``silent_noop`` fault runs the call on it, so the agent sees
         a genuine-looking success while the episode's own state stays unchanged. A deep copy by default; a tool

@@ -1,6 +1,8 @@
-"""Agent loops, one per protocol: native function calling (OpenAI ``tools`` API), ReAct text, CodeAct code, and a
-direct sequence of labelled calls. Each plays one episode — model reply -> actions -> observations — until an
-answer, a give-up, or a budget runs out, and records every turn (reply, parse stage, request/response hashes).
+"""Agent loops, one per protocol: native function calling (OpenAI ``tools`` API), ReAct text, CodeAct code, a
+direct sequence of labelled calls, and decoupled generation (FUXI §3.2: a thought, then the action chosen among the
+ones the environment allows, in a separate request). Each plays one episode — model reply -> actions ->
+observations — until an answer, a give-up, or a budget runs out, and records every turn (reply, parse stage,
+request/response hashes).
 
 Prompts come in presets (``AgentConfig.prompt``): ``default``, and ``hohw``, the HoHW paper's CodeAct protocol (its
 appendix E structure in our own words and examples; no failure advice and no give-up marker unless turned on)."""
@@ -36,7 +38,15 @@ from env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, pyt
 from env_core.search import SEARCH_TOOLS
 from scoring.answers import parse_awareness
 from workers.clients import ChatReply, ModelClient, ModelError
-from workers.parsers import parse_react, parse_tool_calls, text_tool_calls
+from workers.parsers import (
+    choice_label,
+    parse_choice,
+    parse_react,
+    parse_thought,
+    parse_tool_calls,
+    render_action,
+    text_tool_calls,
+)
 from workers.prompts import (
     ADVICE_SENTENCE,
     ASSISTANT_PROMPT,
@@ -46,8 +56,15 @@ from workers.prompts import (
     AWARENESS_SYSTEM,
     CODEACT_ADVICE_SENTENCE,
     CODEACT_PROMPT,
+    DECOUPLED_CHOICE_PROMPT,
+    DECOUPLED_CHOICE_REMINDER,
+    DECOUPLED_CHOICE_REQUEST,
+    DECOUPLED_NO_ACTION,
+    DECOUPLED_NOT_CHOSEN,
+    DECOUPLED_PROMPT,
     DIRECT_GIVE_UP_SENTENCE,
     DIRECT_PROMPT,
+    ERROR_FEEDBACK,
     GIVE_UP_MARKER,
     GIVE_UP_SENTENCE,
     HARNESS_FEW_SHOT,
@@ -70,7 +87,7 @@ TEXT_CALL_FEEDBACK = (
     "arguments, or reply without a call to give your answer."
 )
 
-Protocol = Literal["function_calling", "react", "codeact", "direct"]
+Protocol = Literal["function_calling", "react", "codeact", "direct", "decoupled"]
 # The loops that carry a scenario's follow-up user turns, and the one whose system prompt takes a harness layer: a
 # plan that needs either under another protocol is refused (cluster.plan), never run without it.
 FOLLOW_UP_PROTOCOLS = ("function_calling", "react")
@@ -81,8 +98,11 @@ class AgentConfig(Strict):
     protocol: Protocol = Field(
         default="function_calling",
         description="function_calling (native tools), react (Thought/Action text), codeact (<execute> code in a "
-        "sandboxed kernel) or direct (one JSON sequence of labelled calls); built-in policies use function calling, "
-        "and under codeact their calls run as cells",
+        "sandboxed kernel), direct (one JSON sequence of labelled calls) or decoupled (FUXI's decoupled generation: "
+        "the model writes a thought, then picks, in a separate request, the action that matches it among those the "
+        "environment allows now; where the environment cannot list its actions, the step reads a ReAct action from "
+        "the same reply instead); built-in policies use function calling, and a translator speaks the text "
+        "protocols for them (under codeact their calls run as cells)",
     )
     # every bound is finite: a typo must be an error, never a limit that is silently off
     max_turns: int = Field(default=12, ge=1, le=1000, description="model replies per episode before budget_exhausted")
@@ -119,7 +139,23 @@ class AgentConfig(Strict):
         "without a block is a parse error fed back, as under the default preset",
     )
     system_prompt: str = Field(default=SYSTEM_PROMPT, description="function_calling: the system prompt")
-    react_prompt: str = Field(default=REACT_PROMPT, description="react: the instructions before the tool schemas")
+    react_prompt: str = Field(
+        default=REACT_PROMPT,
+        description="react: the instructions before the tool schemas (also decoupled's, where the environment "
+        "cannot list its actions)",
+    )
+    error_feedback: bool = Field(
+        default=False,
+        description="react and decoupled: after a failed action, the observation is the error followed by a "
+        "prompt to read it and retry with a corrected action (FUXI's error feedback, Figure 2(a)); off: the bare "
+        "error, as Live API-Bench's ReAct agent reads it (so off by default; a suite that wants it turns it on)",
+    )
+    decoupled_prompt: str = Field(
+        default=DECOUPLED_PROMPT,
+        description="decoupled, where the environment lists its actions: the main context's instructions and "
+        "demonstration ({tools}: one line per tool, {max_turns}: the step budget); the choice request has its own "
+        "fixed prompt (a few worked examples)",
+    )
     direct_prompt: str = Field(default=DIRECT_PROMPT, description="direct: the instructions before the tool schemas")
     codeact_prompt: str = Field(
         default=CODEACT_PROMPT,
@@ -524,7 +560,8 @@ async def run_react(
     sandbox: SandboxConfig | None = None,
 ) -> Trajectory:
     """ReAct text protocol (Live API-Bench appendix F): Thought / Action / Action Input, Observation from the
-    environment, until Final Answer. An unparseable reply is fed back with the error."""
+    environment, until Final Answer. An unparseable reply is fed back with the error; with ``error_feedback`` a
+    failed action's observation ends with a prompt to retry (``_observed``)."""
     start = env.reset()
     react_prompt = _trimmed(config.react_prompt, config, REACT_ADVICE_SENTENCE, REACT_GIVE_UP_SENTENCE)
     messages: list[dict[str, Any]] = [
@@ -558,7 +595,161 @@ async def run_react(
         trajectory.turns[-1].parse_stage = "react_action"
         call = value.model_copy(update={"id": f"react_{index}"})
         observation = await _call(env, trajectory, index, call)
-        messages.append({"role": "user", "content": f"Observation: {observation.content()}"})
+        messages.append({"role": "user", "content": _observed(observation, config)})
+    trajectory.outcome = Outcome.budget_exhausted
+    trajectory.error = f"no answer after {config.max_turns} turns"
+    return trajectory
+
+
+def _observed(observation: Observation, config: AgentConfig) -> str:
+    """The Observation message of a text protocol: the tool message content, and after a failed action, with
+    ``error_feedback``, a short prompt to read the error and retry (FUXI's error feedback, Figure 2(a))."""
+    text = f"Observation: {observation.content()}"
+    if config.error_feedback and not observation.ok:
+        text += "\n" + ERROR_FEEDBACK
+    return text
+
+
+def decoupled_prompt(config: AgentConfig, env: Environment) -> str:
+    """The main context's system prompt under decoupled generation: ``decoupled_prompt`` with one line per visible
+    tool for ``{tools}`` (appended when it has no such slot) and the step budget for ``{max_turns}``."""
+    tools = "\n".join(_signature(spec) for spec in env.tools())
+    prompt = config.decoupled_prompt
+    prompt = prompt.replace("{tools}", tools) if "{tools}" in prompt else f"{prompt}\n\nTools:\n{tools}\n"
+    return prompt.replace("{max_turns}", str(config.max_turns))
+
+
+def _parameter_order(env: Environment) -> dict[str, list[str]]:
+    return {spec.name: list(spec.parameters.get("properties", {})) for spec in env.tools()}
+
+
+def choice_request(thought: str, candidates: list[str]) -> list[dict[str, Any]]:
+    """The separate request of decoupled generation (FUXI Figure C.3's structure): the instruction and worked
+    examples, then the thought and the candidate actions labelled a, b, …, z, aa, ab, …"""
+    labels = [choice_label(i) for i in range(len(candidates))]
+    listed = "\n".join(f"{label}. {action}" for label, action in zip(labels, candidates, strict=True))
+    request = DECOUPLED_CHOICE_REQUEST.format(thought=thought, candidates=listed, labels=", ".join(labels))
+    return [{"role": "system", "content": DECOUPLED_CHOICE_PROMPT}, {"role": "user", "content": request}]
+
+
+async def _choose(
+    client: ModelClient, thought: str, candidates: list[str], index: int, trajectory: Trajectory
+) -> tuple[str, int | str | None]:
+    """Ask for the action that matches ``thought``: ("chosen", candidate index), ("unreadable", why) after a
+    reply that names no candidate was asked again once and the second also named none, or ("ended", None) when
+    the model failed (the outcome is recorded). Every reply is a turn of step ``index`` (parse stage
+    ``decoupled_choice``), an unreadable one with its parse error."""
+    messages = choice_request(thought, candidates)
+    labels = ", ".join(choice_label(i) for i in range(len(candidates)))
+    why = ""
+    for attempt in range(2):
+        reply = await _model_turn(client, messages, [], index, trajectory)
+        if reply is None:
+            return "ended", None
+        trajectory.turns[-1].parse_stage = "decoupled_choice"
+        chosen, why = parse_choice(reply.content, len(candidates))
+        if chosen is not None:
+            return "chosen", chosen
+        if _unusable(reply, trajectory):
+            return "ended", None
+        trajectory.turns[-1].parse_error = why
+        if attempt == 0:
+            reminder = DECOUPLED_CHOICE_REMINDER.format(labels=labels)
+            messages = [*messages, {"role": "assistant", "content": reply.content or ""}]
+            messages.append({"role": "user", "content": reminder})
+    return "unreadable", why
+
+
+async def run_decoupled(
+    env: Environment,
+    client: ModelClient,
+    config: AgentConfig,
+    trajectory: Trajectory,
+    sandbox: SandboxConfig | None = None,
+) -> Trajectory:
+    """Decoupled generation (FUXI §3.2, Figure 2(b)). Each step the model writes, in the main context, only a
+    thought (or ``Final Answer:``); where the environment lists the actions it allows now (``valid_actions``, as
+    the knowledge-base environment does), a separate request with a fresh context (``choice_request``) shows that
+    thought and the candidates labelled a, b, …, and reads "My choice: x" (``parse_choice``). The chosen action
+    runs, and "Thought: … / Action: name(args)" and its Observation join the main context. A choice that names no
+    candidate is asked again once; then the step is a parse failure, counted against ``max_parse_errors`` like an
+    unparseable ReAct reply, and the main context is told no action was chosen. With no candidate left, the main
+    context is told to answer. Where the environment cannot list its actions (None), the episode is ReAct: its
+    prompt (``react_prompt``) and each step's action read from the same reply.
+
+    Both requests of a step are turns of the trajectory with the step's index (parse stages ``decoupled_thought``
+    or ``decoupled_final``, and ``decoupled_choice``), so token counts and replay cover them; ``max_turns`` counts
+    steps. ``error_feedback`` applies to the observations of failed actions, as under react."""
+    start = env.reset()
+    enumerates = env.valid_actions() is not None
+    if enumerates:
+        prompt = decoupled_prompt(config, env)
+    else:
+        prompt = _trimmed(config.react_prompt, config, REACT_ADVICE_SENTENCE, REACT_GIVE_UP_SENTENCE) + _tool_schemas(
+            env
+        )
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": prompt},
+        {"role": "user", "content": start.task},
+    ]
+    parse_failures = 0
+    for index in range(config.max_turns):
+        reply = await _model_turn(client, messages, [], index, trajectory)
+        if reply is None:
+            return trajectory
+        allowed = env.valid_actions()
+        if allowed is None:  # the environment cannot list its actions: the model writes the action (ReAct)
+            kind, value = parse_react(reply.content)
+            stage = {"final": "react_final", "action": "react_action"}.get(kind)
+        else:
+            kind, value = parse_thought(reply.content)
+            stage = {"final": "decoupled_final", "thought": "decoupled_thought"}.get(kind)
+        if kind == "error" and _unusable(reply, trajectory):
+            return trajectory
+        text = (reply.content or "").split("\nObservation:")[0]
+        if kind == "final":
+            trajectory.turns[-1].parse_stage = stage
+            messages.append({"role": "assistant", "content": text})
+            return _finish(env, trajectory, index, value)
+        if kind == "error":
+            parse_failures += 1
+            if _parse_failed(trajectory, parse_failures, config, value):
+                return trajectory
+            messages.append({"role": "assistant", "content": text})
+            messages.append({"role": "user", "content": f"Observation: could not parse your reply: {value}"})
+            continue
+        trajectory.turns[-1].parse_stage = stage
+        if allowed is None:  # a ReAct action
+            parse_failures = 0
+            messages.append({"role": "assistant", "content": text})
+            call = value.model_copy(update={"id": f"react_{index}"})
+            observation = await _call(env, trajectory, index, call)
+            messages.append({"role": "user", "content": _observed(observation, config)})
+            continue
+        thought = value
+        if not allowed:
+            messages.append({"role": "assistant", "content": f"Thought: {thought}"})
+            messages.append({"role": "user", "content": f"Observation: {DECOUPLED_NO_ACTION}"})
+            continue
+        order = _parameter_order(env)
+        shown = [render_action(name, arguments, order.get(name, ())) for name, arguments in allowed]
+        status, chosen = await _choose(client, thought, shown, index, trajectory)
+        if status == "ended":
+            return trajectory
+        if status == "unreadable":
+            parse_failures += 1
+            if _parse_failed(trajectory, parse_failures, config, str(chosen)):
+                return trajectory
+            messages.append({"role": "assistant", "content": f"Thought: {thought}"})
+            messages.append({"role": "user", "content": f"Observation: {DECOUPLED_NOT_CHOSEN}"})
+            continue
+        parse_failures = 0
+        assert isinstance(chosen, int)
+        name, arguments = allowed[chosen]
+        call = ToolCall(id=f"decoupled_{index}", name=name, arguments=dict(arguments))
+        observation = await _call(env, trajectory, index, call)
+        messages.append({"role": "assistant", "content": f"Thought: {thought}\nAction: {shown[chosen]}"})
+        messages.append({"role": "user", "content": _observed(observation, config)})
     trajectory.outcome = Outcome.budget_exhausted
     trajectory.error = f"no answer after {config.max_turns} turns"
     return trajectory
@@ -631,7 +822,13 @@ async def run_direct(
     return trajectory
 
 
-PROTOCOLS = {"function_calling": run_agent, "react": run_react, "codeact": run_codeact, "direct": run_direct}
+PROTOCOLS = {
+    "function_calling": run_agent,
+    "react": run_react,
+    "codeact": run_codeact,
+    "direct": run_direct,
+    "decoupled": run_decoupled,
+}
 
 AWARENESS_TURN = -1  # the awareness question's turn comes before the protocol's first (turn 0)
 

@@ -366,3 +366,91 @@ def parse_react(text: str | None) -> tuple[str, Any]:
     if final is not None:
         return "final", final.group(1).strip()
     return "error", "expected 'Action:' with 'Action Input:', or 'Final Answer:'"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Decoupled generation (FUXI §3.2): a thought in the main context, then a lettered choice among candidate actions in
+# a separate one.
+
+_CUT_OBSERVATION = re.compile(r"(?:^|\n)\s*Observation\s*:", re.IGNORECASE)
+_CUT_ACTION = re.compile(r"(?:^|\n)\s*Action\s*(?:Input\s*)?:", re.IGNORECASE)
+_THOUGHT = re.compile(r"^\s*Thought\s*:\s*", re.IGNORECASE)
+_CHOICE = re.compile(r"(?:\b(my)\s+)?\bchoice\b\W*?(?:\bis\b\W+)?([A-Za-z]+)\b", re.IGNORECASE)
+_CANDIDATE_LINE = re.compile(r"^\s*-?\s*([a-z]+)\.\s+`?(.*?)`?\s*$")
+
+
+def choice_label(index: int) -> str:
+    """The label of candidate ``index`` (from 0): a … z, then aa, ab, … az, ba, … zz, aaa, …"""
+    if index < 0:
+        raise ValueError(f"a candidate index is never negative: {index}")
+    label = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        label = chr(ord("a") + rest) + label
+    return label
+
+
+def choice_index(label: str) -> int:
+    """The candidate index a label names (``choice_label``'s inverse); ``label`` is lower-case letters."""
+    index = 0
+    for letter in label:
+        index = index * 26 + ord(letter) - ord("a") + 1
+    return index - 1
+
+
+def render_action(name: str, arguments: dict[str, Any], order: Collection[str] = ()) -> str:
+    """A call as the decoupled prompts show it, the paper's way: ``get_neighbors(#0, concert.stadium)``, its
+    argument values in the order of ``order`` (the tool's parameters), then any others; strings as they are."""
+    names = [k for k in order if k in arguments] + [k for k in arguments if k not in order]
+    values = [
+        arguments[k] if isinstance(arguments[k], str) else json.dumps(arguments[k], ensure_ascii=False) for k in names
+    ]
+    return f"{name}({', '.join(values)})"
+
+
+def parse_thought(text: str | None) -> tuple[str, str]:
+    """The main-context reply of decoupled generation: ("final", answer), ("thought", the thought) or ("error",
+    why). An Observation the model wrote itself is cut off, and so is any action it wrote: the action is chosen
+    separately. ``Final Answer:`` before any action ends the episode; "Thought:" may be left out."""
+    if not text or not text.strip():
+        return "error", "empty reply"
+    text = _CUT_OBSERVATION.split(text, maxsplit=1)[0]
+    before_action = _CUT_ACTION.split(text, maxsplit=1)[0]
+    final = _REACT_FINAL.search(before_action)
+    if final is not None:
+        return "final", final.group(1).strip()
+    thought = _THOUGHT.sub("", before_action).strip()
+    if not thought:
+        return "error", "expected 'Thought:' with your next thought, or 'Final Answer:'"
+    return "thought", thought
+
+
+def parse_choice(text: str | None, count: int) -> tuple[int | None, str]:
+    """The candidate a choice reply picks, ``(index, "")``, or ``(None, why)``: the first letter token after
+    "choice" (case-insensitive; after "my choice" when the reply has one, so that an echoed "make a choice from a,
+    b" does not count), which must label one of the ``count`` candidates."""
+    matches = list(_CHOICE.finditer(text or ""))
+    if not matches:
+        return None, "expected 'My choice: ' and a label"
+    preferred = [m for m in matches if m.group(1)] or matches
+    labels = [m.group(2).lower() for m in preferred]
+    for label in labels:
+        if len(label) <= 3 and choice_index(label) < count:
+            return choice_index(label), ""
+    last = choice_label(count - 1) if count else ""
+    span = f"a to {last}" if count > 1 else f"{last or 'none'}"
+    return None, f"'{labels[0]}' is not the label of a candidate (the labels run {span})"
+
+
+def read_candidates(text: str) -> list[tuple[str, str]]:
+    """The ``(label, action)`` lines of a choice request (the text after its last "Candidate actions:")."""
+    _, _, listed = text.rpartition("Candidate actions:")
+    found = []
+    for line in listed.splitlines():
+        if line.strip().lower().startswith("make a choice"):
+            break
+        match = _CANDIDATE_LINE.match(line)
+        if match is not None:
+            found.append((match.group(1), match.group(2)))
+    return found

@@ -12,7 +12,8 @@ messages, not from the fault plan. They speak function calling; under the text p
 them: under ``codeact`` (:class:`CodeActPolicy`) each call becomes an ``<execute>`` cell, each answer a
 ``<solution>``, and each cell's output goes back as a tool message; under ``react`` (:class:`ReActPolicy`) each
 call an Action and each answer a Final Answer; under ``direct`` (:class:`DirectPolicy`) the calls are written as
-one labelled sequence.
+one labelled sequence; under ``decoupled`` (:class:`DecoupledPolicy`) each call becomes a thought that names it, and
+the candidate equal to it is chosen.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from env_core.sandbox import python_name
 from env_core.search import GET_INFO, SEARCH_TOOLS
 from env_core.simulated import STAND_IN_REPLY
 from workers.clients import ChatReply, ModelClient
-from workers.prompts import AWARENESS_OPENING, GIVE_UP_MARKER
+from workers.parsers import read_candidates, render_action
+from workers.prompts import AWARENESS_OPENING, DECOUPLED_CHOICE_OPENING, GIVE_UP_MARKER
 
 
 def _tool_result(message: dict[str, Any]) -> Any:
@@ -363,6 +365,71 @@ class ReActPolicy(ModelClient):
                 f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}"
             )
             return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+        self.messages.append({"role": "assistant", "content": reply.content or ""})
+        text = f"Thought: I now know the final answer.\nFinal Answer: {reply.content or ''}"
+        return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+
+
+def decoupled_choice(messages: list[dict[str, Any]]) -> bool:
+    """Whether a request is the separate choice request of decoupled generation (``workers.agent.choice_request``)."""
+    return bool(messages) and str(messages[0].get("content") or "").startswith(DECOUPLED_CHOICE_OPENING)
+
+
+class DecoupledPolicy(ModelClient):
+    """A function-calling policy driving a decoupled-generation episode. In the main context its tool call becomes
+    a thought that names the call (followed by the call as a ReAct ``Action`` / ``Action Input``, which the loop
+    reads only where the environment cannot list its actions), its answer (or give-up) a ``Final Answer``; each
+    ``Observation`` reaches the policy as the tool message it would have read. In a choice request it picks the
+    candidate equal to the call it intends, or the first candidate when that call is not among them (a real model
+    would be held to the list as well)."""
+
+    def __init__(self, inner: ModelClient, tools: Callable[[], list[ToolSpec]]):
+        self.inner, self.tools = inner, tools
+        self.messages: list[dict[str, Any]] = []
+        self.pending: str | None = None  # id of the call whose observation the next user message carries
+        self.intended: ToolCall | None = None
+
+    def _choice(self, messages: list[dict[str, Any]]) -> str:
+        request = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), "")
+        listed = next(
+            (str(m["content"]) for m in reversed(messages) if "Candidate actions:" in str(m.get("content") or "")),
+            request,
+        )
+        candidates = read_candidates(listed)
+        if not candidates:
+            return "a"
+        if self.intended is not None:
+            order = {spec.name: list(spec.parameters.get("properties", {})) for spec in self.tools()}
+            wanted = render_action(self.intended.name, self.intended.arguments, order.get(self.intended.name, ()))
+            for label, action in candidates:
+                if action == wanted:
+                    return label
+        return candidates[0][0]
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        if decoupled_choice(messages):
+            return ChatReply(content=f"My choice: {self._choice(messages)}", finish_reason="stop")
+        if not self.messages:
+            self.messages = [m for m in messages if m["role"] == "user"][:1]
+        elif self.pending is not None:
+            observation = (messages[-1].get("content") or "").removeprefix("Observation:").strip()
+            self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": observation})
+            self.pending = None
+        else:  # a user turn after an answer
+            self.messages.append(messages[-1])
+        specs = self.tools()
+        reply = await self.inner.complete(self.messages, [spec.openai() for spec in specs])
+        if reply.tool_calls:
+            call = self.intended = reply.tool_calls[0]
+            self.pending = call.id
+            self.messages.append(called(call))
+            order = {spec.name: list(spec.parameters.get("properties", {})) for spec in specs}
+            text = (
+                f"Thought: I will call {render_action(call.name, call.arguments, order.get(call.name, ()))}.\n"
+                f"Action: {call.name}\nAction Input: {json.dumps(call.arguments, ensure_ascii=False)}"
+            )
+            return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+        self.intended = None
         self.messages.append({"role": "assistant", "content": reply.content or ""})
         text = f"Thought: I now know the final answer.\nFinal Answer: {reply.content or ''}"
         return ChatReply(content=text, finish_reason="stop", usage=reply.usage)

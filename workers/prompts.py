@@ -309,3 +309,118 @@ AWARENESS_QUESTION = {
 }
 AWARENESS_PROMPT = "{question}\n\nRequest: {query}\n\nAvailable tools: {functions}"
 AWARENESS_REMINDER = "Please begin your reply with Yes, IDK or No."
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Error feedback and decoupled generation (FUXI §3.2, Figure 2; the prompt structure of its Appendix C, Figures C.2
+# and C.3, in our own words, with our own examples on an invented knowledge base about ferries).
+
+# Follows the error of a failed action when ``error_feedback`` is on (Figure 2(a)): the error, then a prompt to retry.
+ERROR_FEEDBACK = (
+    "That action did not succeed. Read the error above, then try again with a corrected action (or the same one, "
+    "if the error says to retry)."
+)
+
+# The main context of decoupled generation (Figure C.2's structure: instructions, the tools, how variables and the
+# answer are written, one demonstration). ``{tools}`` becomes one line per tool and ``{max_turns}`` the step budget.
+DECOUPLED_PROMPT = """You answer questions from the facts stored in a knowledge base, which you explore one step at a \
+time with these tools:
+{tools}
+
+Tools that find entities put them in a variable: a set of entities named by a number in the order the variables \
+are made, #0 for the first, #1 for the second, and so on. A later tool takes a variable's name (such as #2) or the \
+name of an entity the question gives.
+
+Take ONE step at a time. Each step, write only your next thought, after "Thought:": what you want to find out, and \
+which tool you mean to use on which variable or entity, with which relation or attribute. Do not write the action \
+yourself: it is chosen for you, from the actions the knowledge base allows at this point, to match your thought, and \
+you then read its Observation. You have at most {max_turns} steps.
+
+After each new variable, judge whether it answers the question. When one does, reply "Final Answer: #id" with that \
+variable's name: if #3 holds the answer, reply Final Answer: #3. An answer that is a number (a count) is given as the \
+number. When no action is possible any more, you must give your Final Answer.
+
+One demonstration, on another knowledge base:
+
+Question: Which harbours do the ferries call at that were built at Gullwing Yard and are run by Tern Lines?
+Entities: [Gullwing Yard, Tern Lines]
+
+Thought: First I need the ferries built at Gullwing Yard, so I look at the relations that start at the entity \
+'Gullwing Yard'.
+Action: get_relations(Gullwing Yard)
+Observation: ["shipyard.ferries_built", "shipyard.located_in"]
+
+Thought: shipyard.ferries_built leads from Gullwing Yard to the ferries it built; I follow it.
+Action: get_neighbors(Gullwing Yard, shipyard.ferries_built)
+Observation: "variable #0, which are instances of ferry (4 entities)"
+
+Thought: Next I need the ferries that Tern Lines runs, so I look at the relations of the entity 'Tern Lines'.
+Action: get_relations(Tern Lines)
+Observation: ["operator.ferries_run", "operator.head_office"]
+
+Thought: operator.ferries_run leads from Tern Lines to its ferries; I follow it.
+Action: get_neighbors(Tern Lines, operator.ferries_run)
+Observation: "variable #1, which are instances of ferry (6 entities)"
+
+Thought: The ferries both built at Gullwing Yard and run by Tern Lines are the intersection of #0 and #1.
+Action: intersection(#0, #1)
+Observation: "variable #2, which are instances of ferry (2 entities)"
+
+Thought: Now I need the harbours these ferries call at, so I look at the relations of #2.
+Action: get_relations(#2)
+Observation: ["ferry.built_at", "ferry.calls_at", "ferry.run_by"]
+
+Thought: ferry.calls_at leads from the ferries of #2 to the harbours they call at; I follow it.
+Action: get_neighbors(#2, ferry.calls_at)
+Observation: "variable #3, which are instances of harbour (3 entities)"
+
+Thought: #3 holds the harbours those ferries call at, which is what the question asks.
+Final Answer: #3
+"""
+
+# The separate request that turns a thought into an action (Figure C.3's structure). Its first sentence is how the
+# built-in policies recognize it.
+DECOUPLED_CHOICE_OPENING = "You are given a thought and a list of candidate actions."
+DECOUPLED_CHOICE_PROMPT = f"""{DECOUPLED_CHOICE_OPENING} Pick the one action that carries out the thought.
+
+Each action is labelled with letters. Reply with the label of the action you pick, not with the action itself, in the \
+form "My choice: x", for example My choice: b.
+
+Three examples, on a knowledge base about ferries:
+
+Example 1
+Thought: First I need the ferries built at Gullwing Yard, so I look at the relations that start at the entity \
+'Gullwing Yard'.
+Candidate actions:
+a. get_relations(Tern Lines)
+b. get_relations(Gullwing Yard)
+Make a choice from a, b.
+My choice: b
+
+Example 2
+Thought: shipyard.ferries_built leads from Gullwing Yard to the ferries it built; I follow it.
+Candidate actions:
+a. get_neighbors(Gullwing Yard, shipyard.located_in)
+b. get_neighbors(Gullwing Yard, shipyard.ferries_built)
+c. get_relations(Tern Lines)
+Make a choice from a, b, c.
+My choice: b
+
+Example 3
+Thought: The ferries both built at Gullwing Yard and run by Tern Lines are the intersection of #0 and #1.
+Candidate actions:
+a. get_relations(#0)
+b. get_relations(#1)
+c. intersection(#0, #1)
+d. get_attributes(#0)
+e. count(#1)
+Make a choice from a, b, c, d, e.
+My choice: c"""
+DECOUPLED_CHOICE_REQUEST = "Thought: {thought}\nCandidate actions:\n{candidates}\nMake a choice from {labels}."
+DECOUPLED_CHOICE_REMINDER = 'Reply with "My choice: " followed by one of the labels {labels}, and nothing else.'
+# What the main context reads when a step took no action.
+DECOUPLED_NO_ACTION = "No action is possible at this point. Give your Final Answer now."
+DECOUPLED_NOT_CHOSEN = (
+    "No action could be chosen for that thought. Write your next thought again, naming the tool you mean to use "
+    "and what to use it on."
+)

@@ -11,6 +11,7 @@ import asyncio
 import os
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from pydantic import Field
@@ -18,7 +19,7 @@ from pydantic import Field
 from env_core.errors import Category, InfraError, UndertowError, classify, describe, last_frames
 from env_core.families import get_family
 from env_core.faults import Setting, expects_give_up, posed
-from env_core.model import EpisodeResult, HelperModel, Outcome, Scenario, Strict, Trajectory
+from env_core.model import EpisodeResult, HelperModel, Outcome, Scenario, Strict, ToolSpec, Trajectory
 from env_core.sandbox import SandboxConfig
 from env_core.search import Searcher
 from env_core.suites import Suite, SuiteRef, load_ref
@@ -28,7 +29,7 @@ from scoring.trajectory import score_trajectory
 from workers.agent import PROTOCOLS, AgentConfig, ask_awareness
 from workers.clients import HelperClient, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from workers.docgen import document_suite
-from workers.policies import CodeActPolicy, DirectPolicy, ReActPolicy, make_policy
+from workers.policies import CodeActPolicy, DecoupledPolicy, DirectPolicy, ReActPolicy, make_policy
 
 
 class EpisodePlan(Strict):
@@ -131,7 +132,13 @@ class Helpers:
                 client.close()
 
 
-POLICY_TRANSLATORS = {"codeact": CodeActPolicy, "react": ReActPolicy, "direct": DirectPolicy}
+# per text protocol, what speaks it for a built-in policy: made from the policy and the episode's tool list
+POLICY_TRANSLATORS: dict[str, Callable[[ModelClient, Callable[[], list[ToolSpec]]], ModelClient]] = {
+    "codeact": CodeActPolicy,
+    "react": ReActPolicy,
+    "direct": DirectPolicy,
+    "decoupled": DecoupledPolicy,
+}
 
 
 def episode_agent(shard: ShardSpec) -> AgentConfig:
@@ -193,6 +200,7 @@ async def run_episode(
             if translator is not None:
                 client = translator(client, env.tools)
             await PROTOCOLS[protocol](env, client, agent, trajectory, shard.sandbox)
+            trajectory.answer_result = env.answer_result
     except Exception as exc:  # nothing may lose the row; a harness bug is never charged to the model
         trajectory.outcome = OUTCOME_OF[classify(exc)]
         trajectory.error = describe(exc) if isinstance(exc, UndertowError) else f"harness error: {describe(exc)}"

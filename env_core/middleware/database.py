@@ -257,6 +257,35 @@ def _unquote(name: str) -> str:
     return text
 
 
+def clauses_of(query: str) -> dict[str, str] | None:
+    """A query's clauses as an agent passes them to the clause tools (the gold plan of a text-to-SQL task), or None
+    when it is not one plain SELECT (a top-level UNION / INTERSECT / EXCEPT, a WITH, or SQL sqlglot cannot read)."""
+    try:
+        tree = sqlglot.parse_one(query, read="sqlite")
+    except sqlglot.errors.ParseError:
+        return None
+    if not isinstance(tree, exp.Select) or tree.args.get("with") or not tree.args.get("from_"):
+        return None
+
+    def sql(node: exp.Expression) -> str:
+        return node.sql(dialect="sqlite")
+
+    joins = "".join(f" {sql(j)}" for j in tree.args.get("joins") or [])
+    clauses = {
+        "from": f"FROM {sql(tree.args['from_'].this)}{joins}",
+        "where": sql(tree.args["where"]) if tree.args.get("where") else "",
+        "select": ("DISTINCT " if tree.args.get("distinct") else "") + ", ".join(sql(e) for e in tree.expressions),
+    }
+    if tree.args.get("group"):
+        clauses["group_by"] = sql(tree.args["group"])
+    if tree.args.get("having"):
+        clauses["having"] = sql(tree.args["having"])
+    order = " ".join(sql(tree.args[k]) for k in ("order", "limit") if tree.args.get(k))
+    if order:
+        clauses["order_by"] = order
+    return clauses
+
+
 def open_read_only(path: str | Path) -> sqlite3.Connection:
     """A connection that cannot change the database: opened read-only, with ``query_only`` on as well."""
     conn = sqlite3.connect(f"file:{Path(path)}?mode=ro", uri=True, check_same_thread=False)

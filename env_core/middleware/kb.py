@@ -871,3 +871,8 @@ class KBToolBox(ToolBox):
 
     def fork_state(self, state: KBState) -> KBState:
         return state.fork()
+
+    def valid_actions(self, state: KBState) -> list[tuple[str, dict[str, Any]]]:
+        """Every call the rules of Appendix A allow now (the module's ``valid_actions``): the candidate actions of
+        the paper's decoupled generation."""
+        return list(valid_actions(state))

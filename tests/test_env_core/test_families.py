@@ -29,11 +29,11 @@ def _allowed(path: Path, family: str) -> bool:
 
 
 def test_built_in_families_register_through_the_entry_point_group() -> None:
-    assert {"smoke", "sqlfuncs", "services", "liveapi", "failtalms"} <= set(family_names())
+    assert {"smoke", "sqlfuncs", "services", "liveapi", "failtalms", "middleware"} <= set(family_names())
     assert get_family("sqlfuncs").summary_model is not None
 
 
-@pytest.mark.parametrize("family", ["smoke", "sqlfuncs", "services", "liveapi", "failtalms"])
+@pytest.mark.parametrize("family", ["smoke", "sqlfuncs", "services", "liveapi", "failtalms", "middleware"])
 def test_no_module_outside_a_familys_rooms_names_it(family: str) -> None:
     pattern = re.compile(rf"\b{family}\b", re.IGNORECASE)
     hits = []
@@ -79,7 +79,10 @@ def test_bad_references_name_the_reference_and_the_problem(reference: str, messa
 def test_unknown_family_lists_the_registered_ones_with_a_did_you_mean() -> None:
     with pytest.raises(FamilyError) as excinfo:
         get_family("sqlfunc")
-    expected = "unknown family 'sqlfunc'; did you mean 'sqlfuncs'? (registered: failtalms, liveapi, services, smoke"
+    expected = (
+        "unknown family 'sqlfunc'; did you mean 'sqlfuncs'? (registered: failtalms, liveapi, middleware, services, "
+        "smoke"
+    )
     assert expected in str(excinfo.value)
 
 

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlglot
-from sqlglot import exp
 
 from env_core.errors import DataError
 from env_core.middleware.database import (
@@ -23,6 +21,7 @@ from env_core.middleware.database import (
     PREREQUISITES,
     DatabaseState,
     DatabaseToolBox,
+    clauses_of,
     compose,
     execute_sql,
     results_match,
@@ -580,35 +579,13 @@ def test_results_match_compares_sets_of_rows_as_bird_does() -> None:
     assert not results_match([(1,)], [])
 
 
-def split_gold(query: str) -> dict[str, str] | None:
-    """A gold query's clauses as an agent would pass them to the clause tools (None: not one plain SELECT)."""
-    tree = sqlglot.parse_one(query, read="sqlite")
-    if not isinstance(tree, exp.Select) or tree.args.get("with"):
-        return None
-    sql = lambda node: node.sql(dialect="sqlite")  # noqa: E731
-    joins = "".join(f" {sql(j)}" for j in tree.args.get("joins") or [])
-    clauses = {
-        "from": f"FROM {sql(tree.args['from_'].this)}{joins}",
-        "where": sql(tree.args["where"]) if tree.args.get("where") else "",
-        "select": ("DISTINCT " if tree.args.get("distinct") else "") + ", ".join(sql(e) for e in tree.expressions),
-    }
-    if tree.args.get("group"):
-        clauses["group_by"] = sql(tree.args["group"])
-    if tree.args.get("having"):
-        clauses["having"] = sql(tree.args["having"])
-    order = " ".join(sql(tree.args[k]) for k in ("order", "limit") if tree.args.get(k))
-    if order:
-        clauses["order_by"] = order
-    return clauses
-
-
 def test_clause_chains_reproduce_the_gold_sql_of_the_dev_questions(
     box: DatabaseToolBox, spider: SpiderData, episode: Callable[[str], DatabaseState]
 ) -> None:
     states: dict[str, DatabaseState] = {}
     checked = 0
     for question in spider.questions:
-        clauses = split_gold(question.query)
+        clauses = clauses_of(question.query)
         if clauses is None:  # a top-level UNION / INTERSECT / EXCEPT: no single clause chain
             continue
         state = states.get(question.db_id) or states.setdefault(question.db_id, episode(question.db_id))

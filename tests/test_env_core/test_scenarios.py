@@ -425,9 +425,16 @@ def test_suite_ref_loads_a_folder(suite_folder: Path, smoke: Suite) -> None:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ({"family": "galaxy"}, "unknown family 'galaxy' (registered: failtalms, liveapi, services, smoke, sqlfuncs;"),
+        (
+            {"family": "galaxy"},
+            "unknown family 'galaxy' (registered: failtalms, liveapi, middleware, services, smoke, sqlfuncs;",
+        ),
         ({"family": "smok"}, "unknown family 'smok'; did you mean 'smoke'?"),
-        ({}, "a suite needs 'family' (one of: failtalms, liveapi, services, smoke, sqlfuncs, or module:attribute)"),
+        (
+            {},
+            "a suite needs 'family' (one of: failtalms, liveapi, middleware, services, smoke, sqlfuncs, or "
+            "module:attribute)",
+        ),
         ({"family": "smoke", "limit": 0}, "greater than or equal to 1"),
         ({"family": "smoke", "spider": "x"}, "spider\n  Extra inputs are not permitted"),
         ({"family": "sqlfuncs"}, "spider\n  Field required"),

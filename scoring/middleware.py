@@ -1,0 +1,252 @@
+"""Scoring for the ``middleware`` family (FUXI): execution accuracy and validity of the final SQL of a database task,
+answer-entity F1 and validity of a knowledge-base question, and the paper's Tables 1 and 2 as the family summary.
+
+What a final answer denotes was worked out in the episode (``Trajectory.answer_result``, from the tool box's
+``answer_result``): a database task's query run read-only on its database (``{"rows": [...]}`` or
+``{"error": ...}``), a knowledge-base answer's variable resolved to its entities (``{"entities": [...]}``) or the
+number given (``{"value": "3"}``).
+
+- **EX** (BIRD, FUXI Table 1): the predicted rows and the gold rows hold the same set of rows (order and repeats
+  ignored). **VA**: the final SQL ran without an error.
+- **F1** (FUXI Table 2): of the answer entities against the gold set; a count question is right or wrong (1 or 0).
+  **VA**: the agent named an answer: a variable holding entities, or a number for a count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from env_core.families import FamilyDefinition, FamilySummary, ReportTable, flat_metrics
+from env_core.middleware import build
+from env_core.middleware.database import results_match
+from env_core.middleware.kb import f1
+from env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
+from scoring.trajectory import EpisodeScore
+
+FAMILY_NAME = build.FAMILY
+
+
+def _rows(value: Any) -> list[tuple[Any, ...]]:
+    return [tuple(row) if isinstance(row, list | tuple) else (row,) for row in value or []]
+
+
+def database_measures(answer: Any, scenario: Scenario) -> tuple[bool, bool]:
+    """(EX, VA) of a database task's final answer (``Trajectory.answer_result``)."""
+    if not isinstance(answer, Mapping) or "rows" not in answer:
+        return False, False
+    return results_match(_rows(answer["rows"]), _rows(scenario.gold.answer)), True
+
+
+def kb_measures(answer: Any, scenario: Scenario) -> tuple[float, bool]:
+    """(F1, VA) of a knowledge-base question's final answer."""
+    gold = [str(x) for x in scenario.gold.answer or []]
+    if not isinstance(answer, Mapping):
+        return 0.0, False
+    if scenario.metadata.get("count"):
+        value = str(answer.get("value", "")).strip()
+        valid = value.lstrip("-").replace(".", "", 1).isdigit()
+        right = valid and bool(gold) and float(value) == float(gold[0])
+        return float(right), valid
+    entities = answer.get("entities")
+    if not entities:
+        return 0.0, False
+    return f1([str(e) for e in entities], gold), True
+
+
+def _measures(trajectory: Trajectory, scenario: Scenario) -> tuple[float, bool]:
+    """The episode's score (EX as 0/1, or F1) and its validity; nothing is valid without a final answer."""
+    if trajectory.final_answer is None or trajectory.gave_up:
+        return 0.0, False
+    if scenario.metadata.get("environment") == build.DATABASE:
+        ex, valid = database_measures(trajectory.answer_result, scenario)
+        return float(ex), valid
+    return kb_measures(trajectory.answer_result, scenario)
+
+
+def score(
+    trajectory: Trajectory,
+    scenario: Scenario,
+    expected_give_up: bool,
+    *,
+    answers: Literal["lenient", "strict"] = "lenient",
+) -> EpisodeScore:
+    """The family's episode scorer: solved = correct = EX (database) or F1 = 1 (knowledge base); the score is EX
+    or F1. Every task has an answer, so ``expected_give_up`` and ``answers`` change nothing."""
+    if answers not in ("lenient", "strict"):
+        raise ValueError(f"answers: expected 'lenient' or 'strict', got {answers!r}")
+    value, _ = _measures(trajectory, scenario)
+    return EpisodeScore(
+        solved=value == 1.0,
+        gave_up=trajectory.gave_up,
+        correct=value == 1.0,
+        safety_violation=False,
+        missing_required=0,
+        checkpoint_score=None,
+        score=value,
+    )
+
+
+def episode_details(
+    trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
+) -> dict[str, Any]:
+    """What the tables need: the environment, EX or F1, VA, and the task's group (requires content; the question's
+    kind and hops)."""
+    value, valid = _measures(trajectory, scenario)
+    environment = scenario.metadata.get("environment")
+    details: dict[str, Any] = {"environment": environment, "valid": valid}
+    if environment == build.DATABASE:
+        details.update(ex=value == 1.0, requires_content=bool(scenario.metadata.get("requires_content")))
+        details["tools"] = bool(scenario.tools)
+    else:
+        details.update(f1=value, kind=scenario.metadata.get("kind"), hops=scenario.metadata.get("hops"))
+    return details
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The summary: FUXI Table 1 (databases) and Table 2 (knowledge bases)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Cell(_Model):
+    """A group's mean score (EX or F1, in percent) and validity (percent), over ``n`` episodes."""
+
+    n: int
+    score: float | None
+    valid: float | None
+
+
+def _cell(rows: Sequence[Mapping[str, Any]], key: str) -> Cell:
+    n = len(rows)
+    if not n:
+        return Cell(n=0, score=None, valid=None)
+    total = sum(float(r.get(key) or 0.0) for r in rows)
+    return Cell(n=n, score=100.0 * total / n, valid=100.0 * sum(bool(r.get("valid")) for r in rows) / n)
+
+
+class MiddlewareRow(_Model):
+    """One model × setting × environment: its cells by group (``overall`` and the paper's columns)."""
+
+    model: str
+    setting: str
+    environment: str
+    n: int  # every episode of that environment, infra and config errors included
+    cells: dict[str, Cell] = Field(default_factory=dict)
+
+
+KB_GROUPS = {"Counting": ("count",), "Superlative": ("argmax", "argmin"), "None": ("path",)}
+
+
+def _valid(row: Mapping[str, Any]) -> bool:
+    return Outcome(row["outcome"]).judged and "valid" in row
+
+
+def summarize_middleware(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Rows per model × setting × environment from per-episode dicts (``model``, ``setting``, ``outcome`` and the
+    details keys). An episode that is not judged counts in ``n`` only (its EX / F1 is not known)."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        environment = str(r.get("environment") or "unknown")
+        groups.setdefault((str(r["model"]), str(r["setting"]), environment), []).append(r)
+    out = []
+    for (model, setting, environment), members in groups.items():
+        judged = [r for r in members if _valid(r)]
+        cells: dict[str, Cell] = {}
+        if environment == build.DATABASE:
+            cells["Req. Cont. (N)"] = _cell([r for r in judged if not r.get("requires_content")], "ex")
+            cells["Req. Cont. (Y)"] = _cell([r for r in judged if r.get("requires_content")], "ex")
+            cells["Overall"] = _cell(judged, "ex")
+        else:
+            for label, kinds in KB_GROUPS.items():
+                cells[label] = _cell([r for r in judged if r.get("kind") in kinds], "f1")
+            cells["Overall"] = _cell(judged, "f1")
+        out.append({"model": model, "setting": setting, "environment": environment, "n": len(members), "cells": cells})
+    return {"family": FAMILY_NAME, "rows": out}
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
+class MiddlewareSummary(FamilySummary):
+    """FUXI's numbers of one suite: see :func:`summarize_middleware`."""
+
+    family: Literal["middleware"] = "middleware"
+    rows: list[MiddlewareRow] = Field(default_factory=list)
+
+    def tables(self, suite: str) -> list[ReportTable]:
+        """Table 1 (databases: EX / VA by whether the task needs the database's content) and Table 2 (knowledge
+        bases: F1 / VA by question kind), one row per model × setting."""
+        out = []
+        for environment, title, measure in (
+            (build.DATABASE, "FUXI Table 1 — text-to-SQL: execution accuracy and validity", "EX"),
+            (build.KB, "FUXI Table 2 — knowledge-base questions: answer F1 and validity", "F1"),
+        ):
+            mine = [r for r in self.rows if r.environment == environment]
+            if not mine:
+                continue
+            groups = list(mine[0].cells)
+            columns = ["Model", "Setting", "n"]
+            for group in groups:
+                columns += [f"{group} {measure}", f"{group} VA"]
+            table = ReportTable(
+                title=f"{suite}: {title}",
+                columns=columns,
+                right=[False, False, *[True] * (len(columns) - 2)],
+                note=f"Percent of the judged episodes. {measure}: "
+                + (
+                    "the final SQL's rows equal the gold SQL's (as a set). Req. Cont.: the gold query holds a value "
+                    "the question does not spell as stored. VA: the final SQL ran."
+                    if environment == build.DATABASE
+                    else "of the answer entities against the gold set (a count: right or wrong). VA: an answer "
+                    "was named (a variable with entities, or a number)."
+                ),
+            )
+            sizes = ", ".join(f"{g} {c.n}" for g, c in mine[0].cells.items() if g != "Overall")
+            table.note += f" Episodes per group ({mine[0].model}): {sizes}."
+            for row in mine:
+                cells = [row.model, row.setting, str(row.n)]
+                for group in groups:
+                    cell = row.cells.get(group)
+                    cells += [_percent(cell.score if cell else None), _percent(cell.valid if cell else None)]
+                table.rows.append(cells)
+            out.append(table)
+        return out
+
+    def metrics(self, model: str, setting: str) -> dict[str, float]:
+        """``middleware.database.Overall.score``, ``middleware.kb.Counting.valid`` and so on."""
+        out: dict[str, float] = {}
+        for row in self.rows:
+            if row.model == model and row.setting == setting:
+                flat_metrics(f"{self.family}.{row.environment}", row.cells, out)
+        return out
+
+
+def summarize(results: Sequence[EpisodeResult]) -> MiddlewareSummary | None:
+    """The family summary of one suite's results (None when no judged episode carries the middleware details)."""
+    rows = [{"model": r.model, "setting": r.setting, "outcome": r.outcome.value, **r.details} for r in results]
+    if not any(_valid(r) for r in rows):
+        return None
+    return MiddlewareSummary.model_validate(summarize_middleware(rows))
+
+
+FAMILY = FamilyDefinition(
+    name=build.FAMILY,
+    description="FUXI: text-to-SQL over Spider-format databases with navigational and clause tools, and multi-hop "
+    "questions over knowledge bases converted from them; ReAct with error feedback or decoupled generation",
+    suite_config=build.MiddlewareSuite,
+    source_digest=build.source_digest,
+    build=build.build,
+    toolbox=build.toolbox,
+    episode_details=episode_details,
+    summarize=summarize,
+    summary_model=MiddlewareSummary,
+    score=score,
+    folder_config=build.MiddlewareFolder,
+    adapt=build.adapt,
+)
