@@ -1016,7 +1016,7 @@ def replay(run: str, episode: str, store: str | None = None) -> ReplayOutcome:
     """Re-run one episode (``episode``: its id, or a unique prefix) from its recorded model replies, without the
     model, and compare the trajectory and the score with the recorded ones."""
     from workers.replay import ReplayClient, first_difference, stable
-    from workers.runner import run_episode, shard_searcher
+    from workers.runner import Helpers, run_episode, shard_searcher
 
     run_store = RunStore.open(run, store or "runs")
     manifest = run_store.manifest()
@@ -1034,9 +1034,13 @@ def replay(run: str, episode: str, store: str | None = None) -> ReplayOutcome:
         raise StoreError(f"episode {planned.episode_id} ended in infra_error: there is no reply to replay; rerun it")
     suite = load_ref(shard.suite)
     scenario = suite.by_id[planned.scenario_id]
-    replayed, trajectory = asyncio.run(
-        run_episode(shard, suite, scenario, planned, ReplayClient(recorded), shard_searcher(shard, suite))
-    )
+    helpers = Helpers.of(shard)  # emulator, person and judge: their cached replies make the replay the same
+    try:
+        replayed, trajectory = asyncio.run(
+            run_episode(shard, suite, scenario, planned, ReplayClient(recorded), shard_searcher(shard, suite), helpers)
+        )
+    finally:
+        helpers.close()
     keep = set(REPLAY_FIELDS)
     found_differences = [
         first_difference(stable(recorded.model_dump(mode="json")), stable(trajectory.model_dump(mode="json"))),

@@ -190,7 +190,8 @@ async def run_episode(
             # which) and speak function calling; under a text protocol a translator speaks for them
             seen = env.scenario if "masked" in env.scenario.metadata else scenario
             client = shared_client or make_policy(model.policy or model.name, seen, plan.seed, model.latency_s)
-            translator = POLICY_TRANSLATORS.get(protocol)
+            # a client handed in for a policy is a replay of what the agent loop received: already in the protocol
+            translator = POLICY_TRANSLATORS.get(protocol) if shared_client is None else None
         elif shared_client is not None:
             client = shared_client
         else:

@@ -61,3 +61,17 @@ def test_the_random_policy_fails_and_the_report_prints_both_tables(shipped: tupl
     assert "FUXI Table 1" in text and "FUXI Table 2" in text
     for column in ("Req. Cont. (N) EX", "Req. Cont. (Y) VA", "Counting F1", "Superlative VA", "Overall F1"):
         assert column in text
+
+
+def test_a_decoupled_episode_replays_to_the_same_trajectory_and_score(shipped: tuple[Path, str]) -> None:
+    by = cells(shipped[0])
+    for key in (("oracle", "all-decoupled", "kb"), ("random", "all-react", "database")):
+        episode = by[key][0].episode_id
+        replayed = subprocess.run(
+            [UNDERTOW, "replay", shipped[0].name, episode, "--store", str(shipped[0].parent)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+        assert "identical" in replayed.stdout

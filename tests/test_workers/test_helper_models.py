@@ -8,6 +8,7 @@ helpers a suite needs are configured, and what a failing helper makes of an epis
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -391,8 +392,6 @@ def test_a_sweep_over_the_imported_folder_through_the_cli(
     path = tmp_path / "released.yaml"
     path.write_text(yaml.safe_dump(config))
     env = {"UNDERTOW_CACHE": str(tmp_path / "cache")}
-    import os
-
     done = subprocess.run(
         [UNDERTOW, "run", str(path)], capture_output=True, text=True, timeout=900, env={**os.environ, **env}
     )
@@ -401,5 +400,17 @@ def test_a_sweep_over_the_imported_folder_through_the_cli(
     results = list(RunStore(folder).results())
     assert len(results) == 2 * 40 and all(r.outcome == Outcome.scored for r in results)
     assert "FAIL-TaLMs Table 1" in done.stdout and "Emulated" in done.stdout
-    random_emulated = sum(r.details["emulated_calls"] > 0 for r in results if r.model == "random")
-    assert random_emulated > 0
+    emulated = [
+        r for r in results if r.model == "random" and r.details["emulated_calls"] > 0 and "judge_votes" in r.details
+    ]
+    assert emulated
+    # a replay gets the emulated responses and the votes from the helper cache: the same trajectory and score
+    replayed = subprocess.run(
+        [UNDERTOW, "replay", folder.name, emulated[0].episode_id, "--store", str(tmp_path / "runs")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **env},
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert "identical" in replayed.stdout
