@@ -18,14 +18,14 @@ import time
 from pathlib import Path
 
 from benchmarks import cpu_model
-from cluster.config import SweepConfig
-from cluster.plan import plan_sweep
-from cluster.scheduler import ensure_ray, execute
-from cluster.store import RunStore
-from env_core.faults import PRESET_SETTINGS
-from env_core.suites import load_ref, suite_ref
-from workers.clients import PolicyModel
-from workers.runner import EpisodePlan, ShardSpec, run_shard
+from undertow.cluster.config import SweepConfig
+from undertow.cluster.plan import plan_sweep
+from undertow.cluster.scheduler import ensure_ray, execute
+from undertow.cluster.store import RunStore
+from undertow.env_core.faults import PRESET_SETTINGS
+from undertow.env_core.suites import load_ref, suite_ref
+from undertow.workers.clients import PolicyModel
+from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard
 
 SETTINGS = ["clean", "first_tried", "impossible"]
 

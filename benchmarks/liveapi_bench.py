@@ -23,11 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from env_core.environment import Environment
-from env_core.liveapi.build import LiveApiSuite, build, build_suite
-from env_core.model import Action, ToolCall
-from env_core.spider import read_spider
-from env_core.suites import Suite, load_suite
+from undertow.env_core.environment import Environment
+from undertow.env_core.liveapi.build import LiveApiSuite, build, build_suite
+from undertow.env_core.model import Action, ToolCall
+from undertow.env_core.spider import read_spider
+from undertow.env_core.suites import Suite, load_suite
 
 SPIDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-dev"
 

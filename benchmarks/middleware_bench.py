@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cpu_model
-from env_core.environment import Environment
-from env_core.middleware.convert import synthetic_kb
-from env_core.middleware.database import DATABASE_TOOLS, DatabaseToolBox
-from env_core.middleware.kb import KB_TOOLS, KBToolBox, TripleStore
-from env_core.model import Action, Gold, Scenario, ToolCall
+from undertow.env_core.environment import Environment
+from undertow.env_core.middleware.convert import synthetic_kb
+from undertow.env_core.middleware.database import DATABASE_TOOLS, DatabaseToolBox
+from undertow.env_core.middleware.kb import KB_TOOLS, KBToolBox, TripleStore
+from undertow.env_core.model import Action, Gold, Scenario, ToolCall
 
 SPIDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-dev"
 

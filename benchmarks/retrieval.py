@@ -25,10 +25,10 @@ from pathlib import Path
 
 import ray
 
-from env_core.model import ToolSpec
-from retrieval.embedder import Embedder
-from retrieval.index import RetrievalConfig, ToolIndex, universe_key
-from retrieval.service import index_actor
+from undertow.env_core.model import ToolSpec
+from undertow.retrieval.embedder import Embedder
+from undertow.retrieval.index import RetrievalConfig, ToolIndex, universe_key
+from undertow.retrieval.service import index_actor
 
 DEFAULT_SPIDER = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "spider-dev"
 
@@ -125,7 +125,7 @@ def percentiles(values: list[float]) -> tuple[float, float]:
 def recall(spider: Path) -> None:
     """Recall@9 and hit@9 of each scenario's solution functions on the sqlfuncs suite compiled from ``spider``, the
     task text as the query: what ``undertow retrieval-eval --suite sqlfuncs spider=PATH --k 9`` prints."""
-    from cluster import api
+    from undertow.cluster import api
 
     modes = ("dense", "hybrid", "lexical", "bm25")
     result = api.retrieval_eval("sqlfuncs", [f"spider={spider}"], modes=modes, ks=[9])

@@ -27,8 +27,8 @@ import time
 from typing import Any
 
 from benchmarks import cpu_model
-from env_core.sandbox.host import Kernel, Level, SandboxConfig, _tree_usage, available_isolation
-from env_core.sandbox.protocol import FunctionStub, ToolReply
+from undertow.env_core.sandbox.host import Kernel, Level, SandboxConfig, _tree_usage, available_isolation
+from undertow.env_core.sandbox.protocol import FunctionStub, ToolReply
 
 LEVELS: tuple[Level, ...] = ("namespaces", "rlimits")
 TOOL = FunctionStub(name="function_1", parameters=[], description="answers at once")

@@ -20,12 +20,12 @@ import threading
 import time
 from pathlib import Path
 
-from cluster.config import SweepConfig
-from cluster.plan import plan_sweep
-from cluster.scheduler import ensure_ray, execute
-from cluster.store import RunStore
-from scoring.summary import summarize
-from workers.runner import run_shard_async
+from undertow.cluster.config import SweepConfig
+from undertow.cluster.plan import plan_sweep
+from undertow.cluster.scheduler import ensure_ray, execute
+from undertow.cluster.store import RunStore
+from undertow.scoring.summary import summarize
+from undertow.workers.runner import run_shard_async
 
 
 def rss_mb() -> float:

@@ -19,14 +19,14 @@ import platform
 import statistics
 import time
 
-from env_core.environment import Environment
-from env_core.faults import PRESET_SETTINGS
-from env_core.plans import play
-from env_core.services.build import ServicesSuite
-from env_core.suites import Suite, load_ref
-from workers.agent import AgentConfig
-from workers.clients import PolicyModel
-from workers.runner import EpisodePlan, ShardSpec, run_shard
+from undertow.env_core.environment import Environment
+from undertow.env_core.faults import PRESET_SETTINGS
+from undertow.env_core.plans import play
+from undertow.env_core.services.build import ServicesSuite
+from undertow.env_core.suites import Suite, load_ref
+from undertow.workers.agent import AgentConfig
+from undertow.workers.clients import PolicyModel
+from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard
 
 
 def percentile(values: list[float], q: float) -> float:

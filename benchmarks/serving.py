@@ -28,13 +28,13 @@ from pathlib import Path
 import openai
 import ray
 
-from cluster.deployments import start_replica
-from cluster.scheduler import ensure_ray
-from env_core.faults import PRESET_SETTINGS
-from env_core.suites import load_ref, suite_ref
-from workers.agent import AgentConfig
-from workers.clients import EndpointModel, VLLMModel
-from workers.runner import EpisodePlan, ShardSpec, run_shard_async
+from undertow.cluster.deployments import start_replica
+from undertow.cluster.scheduler import ensure_ray
+from undertow.env_core.faults import PRESET_SETTINGS
+from undertow.env_core.suites import load_ref, suite_ref
+from undertow.workers.agent import AgentConfig
+from undertow.workers.clients import EndpointModel, VLLMModel
+from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard_async
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -228,7 +228,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from cluster import api
+    from undertow.cluster import api
 
     # tracking stays off whatever the shell says: the soak measures the harness, not an MLflow server
     os.environ.pop("MLFLOW_TRACKING_URI", None)

@@ -29,12 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from env_core.faults import PRESET_SETTINGS
-from env_core.model import Action, ToolCall
-from env_core.sandbox.host import Kernel
-from env_core.sandbox.protocol import FunctionStub, ToolReply, python_name
-from env_core.sqlfuncs.build import PAPER, PAPER_COLUMN, SPLITS, build_suite, default_workers, write_build
-from env_core.suites import load_suite
+from undertow.env_core.faults import PRESET_SETTINGS
+from undertow.env_core.model import Action, ToolCall
+from undertow.env_core.sandbox.host import Kernel
+from undertow.env_core.sandbox.protocol import FunctionStub, ToolReply, python_name
+from undertow.env_core.sqlfuncs.build import PAPER, PAPER_COLUMN, SPLITS, build_suite, default_workers, write_build
+from undertow.env_core.suites import load_suite
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SPIDER = REPO.parent / "shared" / "data" / "spider-dev"

@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from cluster.config import SweepConfig, TrackingConfig
-from cluster.plan import plan_sweep
-from cluster.store import RunStore
-from cluster.tracking import Tracker
-from storage import S3Objects
-from workers.runner import ShardOutput, run_shard
+from undertow.cluster.config import SweepConfig, TrackingConfig
+from undertow.cluster.plan import plan_sweep
+from undertow.cluster.store import RunStore
+from undertow.cluster.tracking import Tracker
+from undertow.storage import S3Objects
+from undertow.workers.runner import ShardOutput, run_shard
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
@@ -160,8 +160,8 @@ def main() -> None:
                 f"with the manifest, {size:.1f} MB) | {elapsed:.2f} s |"
             )
 
-            from cluster.report import figures, pick_trace, render_html
-            from scoring.analysis import analyse
+            from undertow.cluster.report import figures, pick_trace, render_html
+            from undertow.scoring.analysis import analyse
 
             results = stores["local folder"].results()
             t0 = time.perf_counter()

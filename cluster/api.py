@@ -1,7 +1,7 @@
 """What undertow does, as plain functions that return typed objects: the ``undertow`` command line
-(:mod:`cluster.cli`) is a thin layer over this module, and a researcher calls the same functions from Python::
+(:mod:`undertow.cluster.cli`) is a thin layer over this module, and a researcher calls the same functions from Python::
 
-    from cluster import api
+    from undertow.cluster import api
 
     outcome = api.run("configs/quickstart.yaml", ["seeds=[0,1]"])
     for row in outcome.rows:
@@ -32,26 +32,26 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from cluster.config import ConfigError, SweepConfig, TrackingConfig, apply_override, load_config
-from cluster.plan import RunManifest, SuiteRecord, plan_sweep, versions
-from cluster.store import RunStore, StoreError
-from env_core.errors import UndertowError, close_match, did_you_mean
-from env_core.families import Family, FamilySummary, ReportTable, families, family_summaries, get_family
-from env_core.faults import PRESET_SETTINGS
-from env_core.model import EpisodeResult, Outcome, Trajectory
-from env_core.sandbox import SandboxConfig, available_isolation, check_isolation
-from env_core.scenarios import validation_problems
-from env_core.suites import load_ref, suite_ref
-from scoring.analysis import Analysis, analyse
-from scoring.summary import SummaryRow, summarize
-from storage import StorageUnavailable
-from workers.clients import POLICIES, VLLMModel
+from undertow.cluster.config import ConfigError, SweepConfig, TrackingConfig, apply_override, load_config
+from undertow.cluster.plan import RunManifest, SuiteRecord, plan_sweep, versions
+from undertow.cluster.store import RunStore, StoreError
+from undertow.env_core.errors import UndertowError, close_match, did_you_mean
+from undertow.env_core.families import Family, FamilySummary, ReportTable, families, family_summaries, get_family
+from undertow.env_core.faults import PRESET_SETTINGS
+from undertow.env_core.model import EpisodeResult, Outcome, Trajectory
+from undertow.env_core.sandbox import SandboxConfig, available_isolation, check_isolation
+from undertow.env_core.scenarios import validation_problems
+from undertow.env_core.suites import load_ref, suite_ref
+from undertow.scoring.analysis import Analysis, analyse
+from undertow.scoring.summary import SummaryRow, summarize
+from undertow.storage import StorageUnavailable
+from undertow.workers.clients import POLICIES, VLLMModel
 
 if TYPE_CHECKING:
-    from cluster.report.tables import LayoutView
-    from cluster.tracking import Tracker, TrackingReport
-    from workers.docgen import DocReport
-    from workers.runner import ShardOutput
+    from undertow.cluster.report.tables import LayoutView
+    from undertow.cluster.tracking import Tracker, TrackingReport
+    from undertow.workers.docgen import DocReport
+    from undertow.workers.runner import ShardOutput
 
 __all__ = [
     "REPLAY_FIELDS",
@@ -107,7 +107,7 @@ __all__ = [
 ]
 
 # Problems phrased for the user that stop a command before (or instead of) running anything: every
-# :class:`env_core.errors.UndertowError` (config, data, an unreachable cluster...), plus these from outside it.
+# :class:`undertow.env_core.errors.UndertowError` (config, data, an unreachable cluster...), plus these from outside it.
 USER_ERRORS: tuple[type[Exception], ...] = (UndertowError, FileNotFoundError, StorageUnavailable)
 
 # What a replay must reproduce of an episode's result, besides the trajectory itself.
@@ -463,7 +463,7 @@ def resume(
     run_store = RunStore.open(run, store or "runs")
     manifest = run_store.manifest()
     if config is not None:
-        from workers.replay import first_difference
+        from undertow.workers.replay import first_difference
 
         given = load(config, overrides).model_dump(mode="json", exclude={"run"})
         planned = {k: v for k, v in manifest.config.items() if k != "run"}
@@ -538,7 +538,7 @@ def rerun(
 
 def _connect(address: str | None) -> bool:
     """Join the cluster at ``address`` or start a local Ray; True when this process owns the connection."""
-    from cluster.scheduler import ensure_ray
+    from undertow.cluster.scheduler import ensure_ray
 
     return ensure_ray(address)
 
@@ -551,8 +551,8 @@ def _disconnect() -> None:
 
 def _check_deployments(manifest: RunManifest) -> None:
     """Refuse, before anything runs, a served model that the connected cluster cannot hold (GPUs per node)."""
-    from cluster.deployments import PlacementError
-    from cluster.scheduler import plan_deployments
+    from undertow.cluster.deployments import PlacementError
+    from undertow.cluster.scheduler import plan_deployments
 
     try:
         plan_deployments(manifest.shards)
@@ -572,7 +572,7 @@ def _execute(
     """Run the uncommitted shards of a run, summarize it and publish it (run, resume, rerun). ``merge``: results
     and traces kept from earlier attempts, committed together with each shard's new ones. ``owns_ray``: the
     caller already connected (and whether it started Ray)."""
-    from cluster.scheduler import execute
+    from undertow.cluster.scheduler import execute
 
     merge = merge or {}
     pending = [s for s in manifest.shards if s.shard_id not in run_store.committed()]
@@ -649,7 +649,7 @@ def text_call_warnings(rows: Iterable[SummaryRow], threshold: float = TEXT_CALL_
 
 
 def _tracker(run_store: RunStore, config: TrackingConfig | None, warn: Callable[[str], None]) -> Tracker | None:
-    from cluster.tracking import Tracker
+    from undertow.cluster.tracking import Tracker
 
     try:
         tracker = Tracker.for_store(run_store, config)
@@ -801,7 +801,7 @@ def write_html(
 ) -> Path:
     """The HTML report: tables, embedded plots, and one instructive episode's trace from the first store;
     ``layout``: a family layout's tables in place of the families' own."""
-    from cluster.report import report_page, run_meta
+    from undertow.cluster.report import report_page, run_meta
 
     meta = run_meta((st.manifest() for st in stores), (st.location for st in stores))
     html, _ = report_page(analysis, results, stores[0].trajectories, title, meta, layout)
@@ -827,7 +827,7 @@ def layout_owners(name: str, family_names: Iterable[str]) -> list[Family]:
 
 def apply_layout(name: str, owners: Sequence[Family], summaries: Mapping[str, FamilySummary]) -> LayoutView:
     """Each owner's layout ``name`` over its own suites' summaries, in order, as one view."""
-    from cluster.report.tables import LayoutView
+    from undertow.cluster.report.tables import LayoutView
 
     tables: list[ReportTable] = []
     for family in owners:
@@ -1015,8 +1015,8 @@ class ReplayOutcome:
 def replay(run: str, episode: str, store: str | None = None) -> ReplayOutcome:
     """Re-run one episode (``episode``: its id, or a unique prefix) from its recorded model replies, without the
     model, and compare the trajectory and the score with the recorded ones."""
-    from workers.replay import ReplayClient, first_difference, stable
-    from workers.runner import Helpers, run_episode, shard_searcher
+    from undertow.workers.replay import ReplayClient, first_difference, stable
+    from undertow.workers.runner import Helpers, run_episode, shard_searcher
 
     run_store = RunStore.open(run, store or "runs")
     manifest = run_store.manifest()
@@ -1185,7 +1185,7 @@ def wait_for_job(submission: Submission, poll_s: float = 1.0) -> JobOutcome:
 def _job_client(address: str) -> Any:
     from ray.job_submission import JobSubmissionClient
 
-    from cluster.scheduler import ClusterUnreachable
+    from undertow.cluster.scheduler import ClusterUnreachable
 
     try:
         return JobSubmissionClient(address)
@@ -1264,7 +1264,7 @@ def build(
     tables = chosen.build(config, out)
     if config.docs != "model" or config.docs_model is None:
         return BuildOutcome(chosen.name, out, tables)
-    from workers.docgen import document_folder, documenter_of
+    from undertow.workers.docgen import document_folder, documenter_of
 
     report = document_folder(out, documenter_of(config), config.docs_model, stage=hooks.stage)
     return BuildOutcome(chosen.name, out, tables, report)
@@ -1320,7 +1320,7 @@ def suite_overview(suite: str, fields: Sequence[str] | None = None, *, hooks: Ho
     except ValidationError as exc:
         raise ConfigError("; ".join(validation_problems(exc)), field="SUITE") from None
     hooks.stage(f"loading {ref.label} (built on first use)")
-    from workers.docgen import document_suite
+    from undertow.workers.docgen import document_suite
 
     loaded = load_ref(ref, document_suite)
     counts: dict[str, dict[str, int]] = {}
@@ -1342,7 +1342,7 @@ def suite_overview(suite: str, fields: Sequence[str] | None = None, *, hooks: Ho
 @dataclass(frozen=True)
 class RetrievalEval:
     """Recall@k per search mode. ``modes[mode]``: ``scenarios`` counted, ``at[k]`` with ``recall``, ``hit`` and
-    ``direct`` (see :func:`retrieval.evaluate.recall_at_k`), and ``build_s``, the seconds its index took."""
+    ``direct`` (see :func:`undertow.retrieval.evaluate.recall_at_k`), and ``build_s``, the seconds its index took."""
 
     suite: str
     tools: int
@@ -1397,7 +1397,7 @@ def _cached_hub_models() -> list[str]:
 def _check_embedding_model(model: str) -> None:
     """Refuse, before any work, a model that could not load: nothing is downloaded at run time, so it must be the
     packaged default, a folder, or a model id already in the local Hugging Face cache."""
-    from retrieval.embedder import DEFAULT_MODEL, resolve_model
+    from undertow.retrieval.embedder import DEFAULT_MODEL, resolve_model
 
     source, _ = resolve_model(model)
     if Path(source).exists():
@@ -1429,10 +1429,10 @@ def retrieval_eval(
     with its ``fields``. Every option is checked (and the model found) before any index is built."""
     import re
 
-    from env_core.errors import describe
-    from env_core.search import LexicalSearch
-    from retrieval.evaluate import recall_at_k
-    from retrieval.index import RetrievalConfig, ToolIndex
+    from undertow.env_core.errors import describe
+    from undertow.env_core.search import LexicalSearch
+    from undertow.retrieval.evaluate import recall_at_k
+    from undertow.retrieval.index import RetrievalConfig, ToolIndex
 
     cutoffs = _cutoffs(ks)
     chosen = _modes(modes)
@@ -1449,7 +1449,7 @@ def retrieval_eval(
         ref = suite_ref(suite_reference(suite, fields), base=Path.cwd())
     except ValidationError as exc:
         raise ConfigError("; ".join(validation_problems(exc)), field="--suite") from None
-    from workers.docgen import document_suite
+    from undertow.workers.docgen import document_suite
 
     try:
         loaded = load_ref(ref, document_suite)  # a suite with docs: model is documented when it is built
@@ -1457,7 +1457,7 @@ def retrieval_eval(
         if is_user_error(exc):
             raise
         raise ConfigError(str(exc), field="--suite") from None
-    from retrieval.embedder import Embedder
+    from undertow.retrieval.embedder import Embedder
 
     specs = list(loaded.toolbox.specs.values())
     embedder = Embedder(config.model, config.device, config.batch_size)  # one model load for every mode

@@ -26,16 +26,16 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from env_core.errors import ConfigError
-from env_core.faults import PRESET_SETTINGS, Setting
-from env_core.model import Strict
-from env_core.sandbox import SandboxConfig
-from env_core.scenarios import validation_problems
-from env_core.suites import SuiteRef
-from retrieval.index import RetrievalConfig
-from storage import is_s3
-from workers.agent import AgentConfig
-from workers.clients import POLICIES, ModelConfig, VLLMModel
+from undertow.env_core.errors import ConfigError
+from undertow.env_core.faults import PRESET_SETTINGS, Setting
+from undertow.env_core.model import Strict
+from undertow.env_core.sandbox import SandboxConfig
+from undertow.env_core.scenarios import validation_problems
+from undertow.env_core.suites import SuiteRef
+from undertow.retrieval.index import RetrievalConfig
+from undertow.storage import is_s3
+from undertow.workers.agent import AgentConfig
+from undertow.workers.clients import POLICIES, ModelConfig, VLLMModel
 
 # Upper bounds: generous, but finite, so that a typo (an extra zero or ten) is an error instead of a limit that is
 # silently off or a number the store cannot write.

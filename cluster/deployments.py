@@ -33,9 +33,9 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from cluster.server_guard import group_members
-from env_core.errors import InfraError
-from workers.clients import VLLMModel
+from undertow.cluster.server_guard import group_members
+from undertow.env_core.errors import InfraError
+from undertow.workers.clients import VLLMModel
 
 # Environment of the driver that reaches every server: hub access, offline mode and tokens, vLLM's own settings.
 FORWARDED_PREFIXES = ("HF_", "HUGGING_FACE_", "VLLM_", "TRANSFORMERS_")
@@ -289,7 +289,7 @@ class VLLMServer:
             env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
         # the guard leads a process group of its own, with the server and the engine processes vLLM starts in it:
         # ending the server means ending that group, and the guard ends it if this actor dies first
-        command = [sys.executable, "-m", "cluster.server_guard", "--"]
+        command = [sys.executable, "-m", "undertow.cluster.server_guard", "--"]
         command += server_command(self.model, self.host, self.port, self.max_num_seqs)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(

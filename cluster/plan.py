@@ -18,17 +18,17 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from cluster.config import SweepConfig
-from env_core.errors import ConfigError, did_you_mean
-from env_core.families import get_family
-from env_core.faults import not_applicable
-from env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Scenario, Strict
-from env_core.simulated import EMULATED
-from env_core.suites import Suite, SuiteRef, load_ref
-from storage import is_s3, join_uri
-from workers.agent import FOLLOW_UP_PROTOCOLS, HARNESS_PROMPT_PROTOCOLS, AgentConfig
-from workers.docgen import document_suite
-from workers.runner import EpisodePlan, ShardSpec
+from undertow.cluster.config import SweepConfig
+from undertow.env_core.errors import ConfigError, did_you_mean
+from undertow.env_core.families import get_family
+from undertow.env_core.faults import not_applicable
+from undertow.env_core.model import SCHEMA_VERSION, SYMBOLIC_TARGETS, Scenario, Strict
+from undertow.env_core.simulated import EMULATED
+from undertow.env_core.suites import Suite, SuiteRef, load_ref
+from undertow.storage import is_s3, join_uri
+from undertow.workers.agent import FOLLOW_UP_PROTOCOLS, HARNESS_PROMPT_PROTOCOLS, AgentConfig
+from undertow.workers.docgen import document_suite
+from undertow.workers.runner import EpisodePlan, ShardSpec
 
 
 class SuiteRecord(Strict):

@@ -5,7 +5,7 @@ Backpressure is simple and bounded: a shard is submitted only when an actor is i
 ``workers`` shards are in flight and finished results leave the object store as soon as they are committed. A worker
 that dies is replaced and its shard retried; a shard that fails every attempt is recorded with every episode as
 ``infra_error`` (reason attached), so nothing planned goes missing. Served models run in waves of vLLM deployments
-(``cluster.deployments``); every wait on Ray for them has a deadline that ends in an error naming the model.
+(``undertow.cluster.deployments``); every wait on Ray for them has a deadline that ends in an error naming the model.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import ray
 
-from cluster.deployments import (
+from undertow.cluster.deployments import (
     GROUP_EXIT_S,
     RAY_CLEANUP_VARIABLE,
     Placement,
@@ -31,13 +31,13 @@ from cluster.deployments import (
     plan_waves,
     start_replica,
 )
-from cluster.plan import RunManifest
-from cluster.store import RunStore
-from env_core.errors import TRACE_FRAMES, InfraError, UndertowError, describe, rerunnable, strip_ansi
-from env_core.model import Outcome
-from retrieval.service import index_actor, release_index_actors
-from workers.clients import EndpointModel, ServedModel, VLLMModel, probe_endpoint
-from workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
+from undertow.cluster.plan import RunManifest
+from undertow.cluster.store import RunStore
+from undertow.env_core.errors import TRACE_FRAMES, InfraError, UndertowError, describe, rerunnable, strip_ansi
+from undertow.env_core.model import Outcome
+from undertow.retrieval.service import index_actor, release_index_actors
+from undertow.workers.clients import EndpointModel, ServedModel, VLLMModel, probe_endpoint
+from undertow.workers.runner import ShardOutput, ShardSpec, infra_error_shard, run_shard
 
 LOOPBACK_IP = "127.0.0.2"  # Ray rewrites 127.0.0.1 to the public address; any other loopback address stays local
 MAX_ATTEMPTS = 2

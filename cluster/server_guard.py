@@ -47,7 +47,7 @@ def _end_group() -> None:
 def main(argv: list[str]) -> int:
     command = argv[argv.index("--") + 1 :] if "--" in argv else argv
     if not command:
-        print("usage: python -m cluster.server_guard -- COMMAND [ARG ...]", file=sys.stderr)
+        print("usage: python -m undertow.cluster.server_guard -- COMMAND [ARG ...]", file=sys.stderr)
         return 2
     parent = os.getppid()
     # a group-wide SIGTERM (the actor stopping the server) must not end the guard before the server: it reports

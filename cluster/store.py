@@ -15,7 +15,7 @@ Creating a run is all or nothing: :meth:`RunStore.write_manifest` creates the fo
 before the manifest is in place (an unreachable S3, a folder that cannot be written) it removes what it created.
 
 Every results object has the same Parquet schema (:data:`RESULT_SCHEMA`, derived from
-:class:`env_core.model.EpisodeResult`), so a ``results/`` folder reads as one table (``pandas.read_parquet``,
+:class:`undertow.env_core.model.EpisodeResult`), so a ``results/`` folder reads as one table (``pandas.read_parquet``,
 ``pyarrow.dataset``). :meth:`RunStore.accounting` checks that the results match the plan, episode by episode.
 
 A run on S3 (``store: s3://bucket/prefix``) also keeps a local copy under ``run.local_copy`` (``runs/<run_id>``),
@@ -43,11 +43,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from cluster.plan import RunManifest
-from env_core.errors import ConfigError, InfraError
-from env_core.model import EpisodeResult, Trajectory
-from storage import LocalObjects, S3Objects, StorageUnavailable, is_s3, join_uri
-from workers.runner import ShardOutput
+from undertow.cluster.plan import RunManifest
+from undertow.env_core.errors import ConfigError, InfraError
+from undertow.env_core.model import EpisodeResult, Trajectory
+from undertow.storage import LocalObjects, S3Objects, StorageUnavailable, is_s3, join_uri
+from undertow.workers.runner import ShardOutput
 
 ORIGIN = "origin.json"
 MANIFEST = "manifest.json"

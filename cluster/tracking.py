@@ -25,8 +25,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from cluster.config import TrackingConfig
-from env_core.model import EpisodeResult
+from undertow.cluster.config import TrackingConfig
+from undertow.env_core.model import EpisodeResult
 
 Group = tuple[str, str, str]  # model, suite label, setting
 
@@ -57,9 +57,9 @@ def group_metrics(results: list[EpisodeResult]) -> dict[str, float]:
     """The metrics of one model × suite × setting: accuracy with its Wilson and clustered bootstrap intervals,
     behaviour rates, outcome-class counts, tokens, time, and the family's own numbers (its summary's
     ``metrics``, named ``<family>.<field>…``)."""
-    from env_core.families import family_summaries, flat_metrics
-    from scoring.stats import cluster_bootstrap_interval
-    from scoring.summary import summarize
+    from undertow.env_core.families import family_summaries, flat_metrics
+    from undertow.scoring.stats import cluster_bootstrap_interval
+    from undertow.scoring.summary import summarize
 
     metrics: dict[str, float] = {}
     if not results:
@@ -305,7 +305,7 @@ class Tracker:
         return report
 
     def _sync(self, report: TrackingReport) -> None:
-        from scoring.analysis import analyse
+        from undertow.scoring.analysis import analyse
 
         digests = self.store.result_digests()
         results = list(self.store.iter_results())
@@ -340,8 +340,8 @@ class Tracker:
             )
 
     def _log_artifacts(self, analysis: Any, results: list[EpisodeResult], fingerprint: str, n_committed: int) -> None:
-        from cluster.report import report_page, run_meta
-        from cluster.store import results_parquet
+        from undertow.cluster.report import report_page, run_meta
+        from undertow.cluster.store import results_parquet
 
         assert self.parent_id is not None
         meta = run_meta([self.manifest], [self.store.location])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from env_core.model import DisclosureRule
+from undertow.env_core.model import DisclosureRule
 
 
 class Disclosure:

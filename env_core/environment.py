@@ -9,10 +9,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from env_core.disclosure import Disclosure
-from env_core.errors import ConfigError
-from env_core.faults import FaultRuntime, partial_arguments
-from env_core.model import (
+from undertow.env_core.disclosure import Disclosure
+from undertow.env_core.errors import ConfigError
+from undertow.env_core.faults import FaultRuntime, partial_arguments
+from undertow.env_core.model import (
     ASK_HUMAN,
     ASK_USER,
     Action,
@@ -24,8 +24,8 @@ from env_core.model import (
     ToolError,
     ToolSpec,
 )
-from env_core.search import MAX_RESULTS, SEARCH_SPECS, SEARCH_TOOLS, Searcher, search_error
-from env_core.simulated import (
+from undertow.env_core.search import MAX_RESULTS, SEARCH_SPECS, SEARCH_TOOLS, Searcher, search_error
+from undertow.env_core.simulated import (
     EMULATED,
     HUMAN_DECLINES,
     STAND_IN_REPLY,
@@ -36,7 +36,7 @@ from env_core.simulated import (
     person_messages,
     read_emulated,
 )
-from env_core.tools import ToolBox, ToolExecutionError, ToolOutput
+from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput
 
 ASK_USER_SPEC = ToolSpec(
     name=ASK_USER,
@@ -83,7 +83,7 @@ class EpisodeStart:
 class Environment:
     """``reset()`` gives the task and the tool list; ``step(action)`` runs one action and returns its observation.
 
-    ``faults`` is the episode's resolved fault plan (see ``env_core.faults.resolve_faults``); by default the
+    ``faults`` is the episode's resolved fault plan (see ``undertow.env_core.faults.resolve_faults``); by default the
     scenario's own plan. ``seed`` is kept for tool boxes and faults that draw random choices: every such choice
     must derive from (scenario id, seed).
 

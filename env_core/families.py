@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_chec
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from env_core.errors import ConfigError, did_you_mean
-from env_core.model import EpisodeResult, HelperModel, Scenario, Strict, ToolSpec, Trajectory
-from env_core.search import ToolAccess
+from undertow.env_core.errors import ConfigError, did_you_mean
+from undertow.env_core.model import EpisodeResult, HelperModel, Scenario, Strict, ToolSpec, Trajectory
+from undertow.env_core.search import ToolAccess
 
 if TYPE_CHECKING:
-    from env_core.tools import ToolBox
+    from undertow.env_core.tools import ToolBox
 
 ENTRY_POINT_GROUP = "undertow.families"
 
@@ -335,7 +335,7 @@ EpisodeJudge = Callable[..., Awaitable[dict[str, Any] | None]]
 
 class ToolDocumenter(Protocol):
     """What a family offers when a model may write its tools' documentation (``undertow build --docs-model-url``):
-    the pure parts; the calling loop is ``workers.docgen``."""
+    the pure parts; the calling loop is ``undertow.workers.docgen``."""
 
     def context(self, folder: Path) -> Any:
         """What the model is shown besides each tool (e.g. the database's tables), read from a built folder."""
@@ -375,7 +375,7 @@ class Family(Protocol):
         ...
 
     def build(self, config: SuiteConfig, out: Path) -> list[ReportTable]:
-        """Build the suite folder at ``out`` (with :func:`env_core.suites.write_suite`); returns what the build
+        """Build the suite folder at ``out`` (with :func:`undertow.env_core.suites.write_suite`); returns what the build
         kept and skipped, for ``undertow build``."""
         ...
 

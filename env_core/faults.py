@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from env_core.model import (
+from undertow.env_core.model import (
     TARGET_PRIMARY,
     TARGET_SOLUTION,
     Condition,

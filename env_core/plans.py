@@ -4,7 +4,7 @@
 reads tool messages would: the oracle (``recover``) follows the primary plan, retries errors marked retryable,
 checks each result a plan step says to check (a silent fault fails the check), and moves to the next plan when a
 step fails for good; the naive walker follows the primary plan only, skips its confirmation steps (``verify``),
-checks nothing and reports whatever came back. ``workers.policies`` drives a walker through the model-client
+checks nothing and reports whatever came back. ``undertow.workers.policies`` drives a walker through the model-client
 interface; :func:`play` drives one straight through an :class:`~env_core.environment.Environment`, which is how a
 family validates its scenarios when it builds them.
 """
@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from env_core.environment import Environment
-from env_core.model import (
+from undertow.env_core.environment import Environment
+from undertow.env_core.model import (
     Action,
     ArgRef,
     Outcome,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from env_core.errors import DataError, did_you_mean
-from env_core.model import ASK_USER, TARGET_PRIMARY, TARGET_SOLUTION, ArgRef, Scenario, ToolSpec
+from undertow.env_core.errors import DataError, did_you_mean
+from undertow.env_core.model import ASK_USER, TARGET_PRIMARY, TARGET_SOLUTION, ArgRef, Scenario, ToolSpec
 
 
 def describe_validation_error(exc: ValidationError) -> str:

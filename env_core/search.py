@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import Field, model_validator
 
-from env_core.model import Scenario, Strict, ToolSpec
+from undertow.env_core.model import Scenario, Strict, ToolSpec
 
 SEARCH_TOOLS = "search_tools"
 GET_INFO = "get_info"

@@ -12,7 +12,7 @@ person can stand in for (``metadata["removed"]`` with ``Scenario.replaceable``),
 answered by a model reading the tool's documentation (:func:`emulation_messages`), and the reply is read back as
 the tool's result (:func:`read_emulated`). The observation says it was emulated.
 
-env_core never calls a model: the environment is handed a :data:`Helper` (``workers.clients.HelperClient``), a
+env_core never calls a model: the environment is handed a :data:`Helper` (``undertow.workers.clients.HelperClient``), a
 function from a chat to the reply's text.
 """
 
@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from env_core.model import Scenario, ToolSpec
+from undertow.env_core.model import Scenario, ToolSpec
 
 Message = dict[str, str]
 # a helper model, as the environment sees it: a chat in, the reply's text out (raises InfraError when it fails)

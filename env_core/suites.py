@@ -31,9 +31,9 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from env_core.environment import Environment
-from env_core.errors import DataError
-from env_core.families import (
+from undertow.env_core.environment import Environment
+from undertow.env_core.errors import DataError
+from undertow.env_core.families import (
     FamilyError,
     FolderSuite,
     SuiteConfig,
@@ -43,17 +43,17 @@ from env_core.families import (
     resolve_path,
     suite_config_model,
 )
-from env_core.faults import FaultRuntime, Setting, resolve_faults
-from env_core.model import Scenario, ToolSpec, Versioned
-from env_core.scenarios import (
+from undertow.env_core.faults import FaultRuntime, Setting, resolve_faults
+from undertow.env_core.model import Scenario, ToolSpec, Versioned
+from undertow.env_core.scenarios import (
     describe_validation_error,
     read_scenarios,
     scenario_problems,
     write_scenarios,
 )
-from env_core.search import LexicalSearch, Searcher, ToolAccess
-from env_core.simulated import Helper
-from env_core.tools import MAIN, SqliteToolBox, ToolBox
+from undertow.env_core.search import LexicalSearch, Searcher, ToolAccess
+from undertow.env_core.simulated import Helper
+from undertow.env_core.tools import MAIN, SqliteToolBox, ToolBox
 
 
 @dataclass

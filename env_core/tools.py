@@ -20,7 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from env_core.model import Scenario, ToolSpec
+from undertow.env_core.model import Scenario, ToolSpec
 
 
 class ToolExecutionError(Exception):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from storage import StorageUnavailable, open_store
+from undertow.storage import StorageUnavailable, open_store
 
 
 def text_hash(text: str) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from env_core.model import Scenario
-from env_core.search import Searcher
+from undertow.env_core.model import Scenario
+from undertow.env_core.search import Searcher
 
 
 def recall_at_k(scenarios: Sequence[Scenario], searcher: Searcher, ks: Sequence[int]) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Tool indexes: dense (sentence-transformers + faiss), lexical (BM25 with bm25s), and hybrid (reciprocal rank fusion).
 
-A tool's document is its name, description and argument descriptions (``env_core.search.tool_document``). Every
+A tool's document is its name, description and argument descriptions (``undertow.env_core.search.tool_document``). Every
 index answers ``search(query, k) -> [tool names]``, the interface the environment's ``search_tools`` uses; the
 environment applies the episode's faults and disclosure rules on top (a removed tool never comes back).
 """
@@ -19,10 +19,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from env_core.model import Strict, ToolSpec
-from env_core.search import tool_document
-from retrieval.cache import EmbeddingCache
-from retrieval.embedder import DEFAULT_MODEL, Embedder
+from undertow.env_core.model import Strict, ToolSpec
+from undertow.env_core.search import tool_document
+from undertow.retrieval.cache import EmbeddingCache
+from undertow.retrieval.embedder import DEFAULT_MODEL, Embedder
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant: rank 1 counts 1/61
 

@@ -8,9 +8,9 @@ import hashlib
 import os
 from typing import Any, Literal
 
-from env_core.model import ToolSpec
-from retrieval.embedder import Embedder
-from retrieval.index import RetrievalConfig, ToolIndex, universe_key
+from undertow.env_core.model import ToolSpec
+from undertow.retrieval.embedder import Embedder
+from undertow.retrieval.index import RetrievalConfig, ToolIndex, universe_key
 
 Mode = Literal["bm25", "dense", "hybrid"]
 

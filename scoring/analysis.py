@@ -8,7 +8,7 @@ itself when empty), because seeds and augmentations of one original scenario are
 
 The JSON that ``undertow report --format json`` and ``undertow compare --format json`` print is made here, from
 pydantic models, and carries ``schema_version``; the published JSON Schemas (``docs/schema/``) are generated from the
-same models: ``python -m scoring.analysis --write-schemas docs/schema``.
+same models: ``python -m undertow.scoring.analysis --write-schemas docs/schema``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, SerializeAsAny
 from pydantic.json_schema import models_json_schema
 
-from env_core.families import FamilySummary, families, family_summaries, get_family
-from env_core.model import EpisodeResult, Outcome
-from scoring.stats import Gap, PairedComparison, compare_paired, recovery_gap
-from scoring.summary import SummaryRow, summarize
+from undertow.env_core.families import FamilySummary, families, family_summaries, get_family
+from undertow.env_core.model import EpisodeResult, Outcome
+from undertow.scoring.stats import Gap, PairedComparison, compare_paired, recovery_gap
+from undertow.scoring.summary import SummaryRow, summarize
 
 Key = tuple[str, int]  # (scenario_id, seed): the unit paired across settings and models
 
@@ -165,8 +165,8 @@ class ComparisonRow(_Model):
 
 class Analysis(_Model):
     """What a report shows, and what ``undertow compare --format json`` prints. ``rows`` are the
-    :func:`scoring.summary.summarize` rows, ``families`` the family analyses by suite label
-    (:func:`env_core.families.family_summaries`), ``sizes`` the model sizes in billions of parameters (None:
+    :func:`undertow.scoring.summary.summarize` rows, ``families`` the family analyses by suite label
+    (:func:`undertow.env_core.families.family_summaries`), ``sizes`` the model sizes in billions of parameters (None:
     unknown), ``settings`` the baseline first, then the others as they appear."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
@@ -440,7 +440,9 @@ def write_schemas(folder: str | Path) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scoring.analysis", description="the report and compare schemas")
+    parser = argparse.ArgumentParser(
+        prog="python -m undertow.scoring.analysis", description="the report and compare schemas"
+    )
     parser.add_argument("--write-schemas", metavar="FOLDER", required=True, help="e.g. docs/schema")
     args = parser.parse_args(argv)
     for path in write_schemas(args.write_schemas):

@@ -29,13 +29,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.failtalms import build
-from env_core.families import FamilyDefinition, FamilySummary, JudgeModel, ReportTable, flat_metrics
-from env_core.model import ASK_HUMAN, EpisodeResult, Outcome, Scenario, Step, Trajectory
-from scoring.answers import Awareness, parse_awareness, parse_verdict
-from scoring.judges import Ask, Message, Verdict, ask_votes
-from scoring.stats import wilson_interval
-from scoring.trajectory import score_trajectory
+from undertow.env_core.failtalms import build
+from undertow.env_core.families import FamilyDefinition, FamilySummary, JudgeModel, ReportTable, flat_metrics
+from undertow.env_core.model import ASK_HUMAN, EpisodeResult, Outcome, Scenario, Step, Trajectory
+from undertow.scoring.answers import Awareness, parse_awareness, parse_verdict
+from undertow.scoring.judges import Ask, Message, Verdict, ask_votes
+from undertow.scoring.stats import wilson_interval
+from undertow.scoring.trajectory import score_trajectory
 
 FAMILY_NAME = build.FAMILY
 

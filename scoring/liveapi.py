@@ -28,12 +28,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.families import Bar, FamilyDefinition, FamilySummary, ReportTable, StackedBars, flat_metrics
-from env_core.liveapi import build
-from env_core.model import EpisodeResult, Outcome, Scenario, Step, Trajectory
-from scoring.answers import normalize_scalar, parse_structured
-from scoring.stats import wilson_interval
-from scoring.trajectory import EpisodeScore
+from undertow.env_core.families import Bar, FamilyDefinition, FamilySummary, ReportTable, StackedBars, flat_metrics
+from undertow.env_core.liveapi import build
+from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Step, Trajectory
+from undertow.scoring.answers import normalize_scalar, parse_structured
+from undertow.scoring.stats import wilson_interval
+from undertow.scoring.trajectory import EpisodeScore
 
 FAMILY_NAME = build.FAMILY
 FORMULATIONS = ("slot", "sel", "rest")
@@ -263,7 +263,7 @@ def sequence_output(trajectory: Trajectory, returns_data: Scenario | Collection[
     the last successful storing call; when that result is a column (SEL getters return a list of values), every
     column returned after the last storing call, zipped into rows (a getter called again replaces its column, in
     the order the getters were first called). Without such a call, the final answer: its structured content
-    (:func:`scoring.answers.parse_structured`), else its text; None when there is none.
+    (:func:`undertow.scoring.answers.parse_structured`), else its text; None when there is none.
 
     ``returns_data``: the scenario (its metadata lists the data-returning tools; a scenario without that list
     counts every call whose result is not a ``"$LABEL$"`` as returning data) or those tool names."""

@@ -19,12 +19,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.families import FamilyDefinition, FamilySummary, ReportTable, flat_metrics
-from env_core.middleware import build
-from env_core.middleware.database import results_match
-from env_core.middleware.kb import f1
-from env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
-from scoring.trajectory import EpisodeScore
+from undertow.env_core.families import FamilyDefinition, FamilySummary, ReportTable, flat_metrics
+from undertow.env_core.middleware import build
+from undertow.env_core.middleware.database import results_match
+from undertow.env_core.middleware.kb import f1
+from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
+from undertow.scoring.trajectory import EpisodeScore
 
 FAMILY_NAME = build.FAMILY
 

@@ -41,7 +41,7 @@ from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.families import (
+from undertow.env_core.families import (
     Bar,
     FamilyDefinition,
     FamilySummary,
@@ -50,7 +50,7 @@ from env_core.families import (
     SuiteConfig,
     flat_metrics,
 )
-from env_core.model import (
+from undertow.env_core.model import (
     ASK_USER,
     EpisodeResult,
     FaultKind,
@@ -60,9 +60,16 @@ from env_core.model import (
     Step,
     Trajectory,
 )
-from env_core.services import build
-from scoring.stats import wilson_interval
-from scoring.trajectory import ALL_TIERS, EpisodeScore, call_matches, forbidden_made, required_missing, text_after
+from undertow.env_core.services import build
+from undertow.scoring.stats import wilson_interval
+from undertow.scoring.trajectory import (
+    ALL_TIERS,
+    EpisodeScore,
+    call_matches,
+    forbidden_made,
+    required_missing,
+    text_after,
+)
 
 FAMILY_NAME = "services"
 

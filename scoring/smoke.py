@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from env_core.families import FamilyDefinition
-from env_core.smoke import build
+from undertow.env_core.families import FamilyDefinition
+from undertow.env_core.smoke import build
 
 FAMILY = FamilyDefinition(
     name=build.FAMILY,

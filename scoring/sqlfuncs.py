@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.families import (
+from undertow.env_core.families import (
     Bar,
     Box,
     BoxPlots,
@@ -39,13 +39,13 @@ from env_core.families import (
     StackedBars,
     flat_metrics,
 )
-from env_core.model import EpisodeResult, FaultKind, Outcome, PlannedCall, Scenario, Trajectory
-from env_core.search import SEARCH_TOOLS
-from env_core.sqlfuncs import build
-from env_core.sqlfuncs.compile import FAMILY as FAMILY_NAME
-from env_core.sqlfuncs.docs import DOCUMENTER
-from scoring.formatting import pct, with_ci
-from scoring.stats import bootstrap_difference_interval, bootstrap_interval, bootstrap_standard_error
+from undertow.env_core.model import EpisodeResult, FaultKind, Outcome, PlannedCall, Scenario, Trajectory
+from undertow.env_core.search import SEARCH_TOOLS
+from undertow.env_core.sqlfuncs import build
+from undertow.env_core.sqlfuncs.compile import FAMILY as FAMILY_NAME
+from undertow.env_core.sqlfuncs.docs import DOCUMENTER
+from undertow.scoring.formatting import pct, with_ci
+from undertow.scoring.stats import bootstrap_difference_interval, bootstrap_interval, bootstrap_standard_error
 
 # Every value error_category can return for a failed episode, in report order.
 ERROR_CATEGORIES = ("search", "id", "chaining", "tool_use", "no_give_up", "other")
@@ -334,7 +334,7 @@ def summarize_sqlfuncs(
     (:func:`scoring.stats.bootstrap_standard_error`, same ``seed``), the "± SE" of the paper's tables. Giving up is
     ending before the turn budget without an answer (``gave_up``); running out of turns (``budget_exhausted``) is
     counted apart and is not giving up; both shares are over valid episodes. The decrease interval resamples the
-    two settings independently (:func:`scoring.stats.bootstrap_difference_interval`), which is conservative for
+    two settings independently (:func:`undertow.scoring.stats.bootstrap_difference_interval`), which is conservative for
     paired runs. Models and settings appear in order of first appearance.
     """
     by_model: dict[str, dict[str, list[dict[str, Any]]]] = {}

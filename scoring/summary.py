@@ -7,8 +7,8 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.model import EpisodeResult, Outcome
-from scoring.stats import wilson_interval
+from undertow.env_core.model import EpisodeResult, Outcome
+from undertow.scoring.stats import wilson_interval
 
 
 class SummaryRow(BaseModel):

@@ -11,8 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from env_core.model import CallPattern, Gold, Outcome, RubricTier, Scenario, Step, ToolCall, Trajectory
-from scoring.answers import answer_matches, flatten, normalize_scalar, strict_answer_matches
+from undertow.env_core.model import CallPattern, Gold, Outcome, RubricTier, Scenario, Step, ToolCall, Trajectory
+from undertow.scoring.answers import answer_matches, flatten, normalize_scalar, strict_answer_matches
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,8 @@ def score_trajectory(
 ) -> EpisodeScore:
     """Score one finished episode. Episodes that did not end in ``scored`` get no credit (infra errors are
     excluded from rates by the summary, not here). ``answers`` picks the matcher (the suite's ``answers``):
-    lenient (:func:`~scoring.answers.answer_matches`: the gold values in any shape, prose included) or strict
-    (:func:`~scoring.answers.strict_answer_matches`: structured records keyed by the original column names)."""
+    lenient (:func:`~undertow.scoring.answers.answer_matches`: the gold values in any shape, prose included) or strict
+    (:func:`~undertow.scoring.answers.strict_answer_matches`: structured records keyed by the original column names)."""
     if answers not in ("lenient", "strict"):
         raise ValueError(f"answers: expected 'lenient' or 'strict', got {answers!r}")
     matches = strict_answer_matches if answers == "strict" else answer_matches

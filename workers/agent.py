@@ -18,10 +18,10 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from env_core.environment import Environment
-from env_core.errors import SandboxViolation
-from env_core.faults import Harness
-from env_core.model import (
+from undertow.env_core.environment import Environment
+from undertow.env_core.errors import SandboxViolation
+from undertow.env_core.faults import Harness
+from undertow.env_core.model import (
     Action,
     AwarenessAnswer,
     Observation,
@@ -34,11 +34,11 @@ from env_core.model import (
     Trajectory,
     Turn,
 )
-from env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
-from env_core.search import SEARCH_TOOLS
-from scoring.answers import parse_awareness
-from workers.clients import ChatReply, ModelClient, ModelError
-from workers.parsers import (
+from undertow.env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
+from undertow.env_core.search import SEARCH_TOOLS
+from undertow.scoring.answers import parse_awareness
+from undertow.workers.clients import ChatReply, ModelClient, ModelError
+from undertow.workers.parsers import (
     choice_label,
     parse_choice,
     parse_react,
@@ -47,7 +47,7 @@ from workers.parsers import (
     render_action,
     text_tool_calls,
 )
-from workers.prompts import (
+from undertow.workers.prompts import (
     ADVICE_SENTENCE,
     ASSISTANT_PROMPT,
     AWARENESS_PROMPT,

@@ -37,9 +37,9 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from env_core.errors import ConfigError, InfraError, ModelError
-from env_core.model import HelperModel, Strict, ToolCall, Usage
-from workers.parsers import json_value
+from undertow.env_core.errors import ConfigError, InfraError, ModelError
+from undertow.env_core.model import HelperModel, Strict, ToolCall, Usage
+from undertow.workers.parsers import json_value
 
 
 @dataclass

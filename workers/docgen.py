@@ -1,6 +1,6 @@
 """Have a model document a suite's tools, check each doc, and let it correct itself (HoHW: up to 3 retries).
 
-The family supplies the pure parts (a :class:`env_core.families.ToolDocumenter`); this is the calling loop, and
+The family supplies the pure parts (a :class:`undertow.env_core.families.ToolDocumenter`); this is the calling loop, and
 :func:`document_suite`, the step that documents a freshly built suite folder (``docs: model``, from ``undertow
 build`` or a sweep's suite entry) and records what it did in the folder's ``docs.json``.
 """
@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from env_core.errors import ConfigError, InfraError, ModelError
-from env_core.families import SuiteConfig, ToolDocumenter, get_family
-from env_core.model import HelperModel, ToolSpec
-from env_core.suites import DOCS_FILE, read_tools, write_tools
-from scoring.answers import parse_structured
-from workers.clients import EndpointModel, ModelClient, OpenAIChatClient
+from undertow.env_core.errors import ConfigError, InfraError, ModelError
+from undertow.env_core.families import SuiteConfig, ToolDocumenter, get_family
+from undertow.env_core.model import HelperModel, ToolSpec
+from undertow.env_core.suites import DOCS_FILE, read_tools, write_tools
+from undertow.scoring.answers import parse_structured
+from undertow.workers.clients import EndpointModel, ModelClient, OpenAIChatClient
 
 RETRIES = 3
 UNREACHABLE = "docs model unreachable"

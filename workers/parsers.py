@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from env_core.model import ToolCall
+from undertow.env_core.model import ToolCall
 
 _XML = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _FENCE = re.compile(r"```(?:json|JSON|tool_code|python)?\s*\n?(.*?)\n?\s*```", re.DOTALL)

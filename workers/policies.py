@@ -26,14 +26,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from env_core.model import ASK_HUMAN, Scenario, ToolCall, ToolSpec
-from env_core.plans import Next, NextAnswer, NextCall, PlanWalker, read_tool_message
-from env_core.sandbox import python_name
-from env_core.search import GET_INFO, SEARCH_TOOLS
-from env_core.simulated import STAND_IN_REPLY
-from workers.clients import ChatReply, ModelClient
-from workers.parsers import read_candidates, render_action
-from workers.prompts import AWARENESS_OPENING, DECOUPLED_CHOICE_OPENING, GIVE_UP_MARKER
+from undertow.env_core.model import ASK_HUMAN, Scenario, ToolCall, ToolSpec
+from undertow.env_core.plans import Next, NextAnswer, NextCall, PlanWalker, read_tool_message
+from undertow.env_core.sandbox import python_name
+from undertow.env_core.search import GET_INFO, SEARCH_TOOLS
+from undertow.env_core.simulated import STAND_IN_REPLY
+from undertow.workers.clients import ChatReply, ModelClient
+from undertow.workers.parsers import read_candidates, render_action
+from undertow.workers.prompts import AWARENESS_OPENING, DECOUPLED_CHOICE_OPENING, GIVE_UP_MARKER
 
 
 def _tool_result(message: dict[str, Any]) -> Any:

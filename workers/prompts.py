@@ -1,11 +1,11 @@
 """The prompts of the agent protocols: the default ones, built from sentences so that ``failure_advice: false`` and
 ``give_up_marker: false`` can drop theirs, and the ``hohw`` preset (the Hell-or-High-Water paper's CodeAct prompt
-structure, appendix E, in our own words and with our own examples). ``workers.agent`` puts them together."""
+structure, appendix E, in our own words and with our own examples). ``undertow.workers.agent`` puts them together."""
 
 from __future__ import annotations
 
 # one marker for models and the built-in policies alike
-from env_core.plans import GIVE_UP_MARKER as GIVE_UP_MARKER
+from undertow.env_core.plans import GIVE_UP_MARKER as GIVE_UP_MARKER
 
 # The default prompts are built from sentences so that ``failure_advice: false`` and ``give_up_marker: false`` can
 # drop theirs (``_trimmed``); with both unset each prompt is what it always was.

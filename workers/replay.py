@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from env_core.model import Outcome, Trajectory
-from workers.agent import request_hash
-from workers.clients import ChatReply, ModelClient, ModelError
+from undertow.env_core.model import Outcome, Trajectory
+from undertow.workers.agent import request_hash
+from undertow.workers.clients import ChatReply, ModelClient, ModelError
 
 
 class ReplayMismatch(Exception):

@@ -16,20 +16,20 @@ from dataclasses import asdict, dataclass
 
 from pydantic import Field
 
-from env_core.errors import Category, InfraError, UndertowError, classify, describe, last_frames
-from env_core.families import get_family
-from env_core.faults import Setting, expects_give_up, posed
-from env_core.model import EpisodeResult, HelperModel, Outcome, Scenario, Strict, ToolSpec, Trajectory
-from env_core.sandbox import SandboxConfig
-from env_core.search import Searcher
-from env_core.suites import Suite, SuiteRef, load_ref
-from retrieval.index import RetrievalConfig
-from retrieval.service import searcher_for
-from scoring.trajectory import score_trajectory
-from workers.agent import PROTOCOLS, AgentConfig, ask_awareness
-from workers.clients import HelperClient, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
-from workers.docgen import document_suite
-from workers.policies import CodeActPolicy, DecoupledPolicy, DirectPolicy, ReActPolicy, make_policy
+from undertow.env_core.errors import Category, InfraError, UndertowError, classify, describe, last_frames
+from undertow.env_core.families import get_family
+from undertow.env_core.faults import Setting, expects_give_up, posed
+from undertow.env_core.model import EpisodeResult, HelperModel, Outcome, Scenario, Strict, ToolSpec, Trajectory
+from undertow.env_core.sandbox import SandboxConfig
+from undertow.env_core.search import Searcher
+from undertow.env_core.suites import Suite, SuiteRef, load_ref
+from undertow.retrieval.index import RetrievalConfig
+from undertow.retrieval.service import searcher_for
+from undertow.scoring.trajectory import score_trajectory
+from undertow.workers.agent import PROTOCOLS, AgentConfig, ask_awareness
+from undertow.workers.clients import HelperClient, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
+from undertow.workers.docgen import document_suite
+from undertow.workers.policies import CodeActPolicy, DecoupledPolicy, DirectPolicy, ReActPolicy, make_policy
 
 
 class EpisodePlan(Strict):
@@ -112,7 +112,7 @@ def _result(
 
 @dataclass
 class Helpers:
-    """A shard's helper models (``env_core.model.HelperModel``), None where its config names none."""
+    """A shard's helper models (``undertow.env_core.model.HelperModel``), None where its config names none."""
 
     emulator: HelperClient | None = None
     person: HelperClient | None = None

@@ -1,4 +1,4 @@
-"""The ``undertow`` command line: a thin layer over :mod:`cluster.api` that parses options, shows progress and
+"""The ``undertow`` command line: a thin layer over :mod:`undertow.cluster.api` that parses options, shows progress and
 prints tables. One module per group of commands (:mod:`.runs`, :mod:`.results`, :mod:`.suites`); user errors are
 reported in one place (:mod:`.errors`)."""
 
@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import typer
 
-from cluster.cli import errors, results, runs, suites
+from undertow import __version__
+from undertow.cluster.cli import errors, results, runs, suites
 
 app = typer.Typer(
     help="Evaluate tool-using LLM agents under tool failures.",
@@ -16,9 +17,18 @@ app = typer.Typer(
 )
 
 
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"undertow {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(
     debug: bool = typer.Option(False, "--debug", help="print the traceback of an error too"),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="print the version and exit"
+    ),
 ) -> None:
     errors.DEBUG_FLAG[0] = debug  # per invocation: the flag does not outlive the command
 

@@ -1,3 +1,3 @@
-from cluster.cli import main
+from undertow.cluster.cli import main
 
 main()

@@ -24,9 +24,9 @@ from typing import ParamSpec, TypeVar
 import typer
 from rich.markup import escape
 
-from cluster import api
-from cluster.cli.common import errors
-from env_core.errors import ConfigError
+from undertow.cluster import api
+from undertow.cluster.cli.common import errors
+from undertow.env_core.errors import ConfigError
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,7 +56,7 @@ def debugging() -> bool:
 
 
 def user_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Run a command so that a user error (:func:`cluster.api.is_user_error`) is reported in one line,
+    """Run a command so that a user error (:func:`undertow.cluster.api.is_user_error`) is reported in one line,
     ``error: …``, with exit status 2; anything else is a bug and keeps its traceback."""
 
     @functools.wraps(command)

@@ -11,12 +11,12 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from cluster import api
-from cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, run_command, warn
-from cluster.cli.errors import OptionError, check_format, user_errors
-from cluster.report import print_comparison, print_family_summaries, print_layout, print_summary
-from cluster.report.tables import add_row, new_table
-from scoring.analysis import families_json, report_json
+from undertow.cluster import api
+from undertow.cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, run_command, warn
+from undertow.cluster.cli.errors import OptionError, check_format, user_errors
+from undertow.cluster.report import print_comparison, print_family_summaries, print_layout, print_summary
+from undertow.cluster.report.tables import add_row, new_table
+from undertow.scoring.analysis import families_json, report_json
 
 RunOrUri = Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, a run folder, or s3:// URI")]
 Store = Annotated[str, typer.Option("--store", help="run store folder or s3://bucket/prefix")]

@@ -19,8 +19,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from cluster import api
-from cluster.cli.common import (
+from undertow.cluster import api
+from undertow.cluster.cli.common import (
     Address,
     ConfigArg,
     Overrides,
@@ -34,12 +34,12 @@ from cluster.cli.common import (
     run_command,
     warn,
 )
-from cluster.cli.errors import ExitCode, OptionError, print_error, user_errors
-from cluster.report import print_family_summaries, print_summary
+from undertow.cluster.cli.errors import ExitCode, OptionError, print_error, user_errors
+from undertow.cluster.report import print_family_summaries, print_summary
 
 
 class RunDisplay:
-    """How run, resume and rerun show a run as it goes (:class:`cluster.api.Hooks`): a line saying what runs, a
+    """How run, resume and rerun show a run as it goes (:class:`undertow.cluster.api.Hooks`): a line saying what runs, a
     progress bar, deployment notices and warnings, then the summary, then what publishing did. Used as a context
     manager around the run: Ctrl-C stops the bar and says how to finish the run (exit status 130)."""
 

@@ -13,10 +13,10 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from cluster import api
-from cluster.cli.common import Format, console, info
-from cluster.cli.errors import check_format, user_errors
-from cluster.report import print_report_table
+from undertow.cluster import api
+from undertow.cluster.cli.common import Format, console, info
+from undertow.cluster.cli.errors import check_format, user_errors
+from undertow.cluster.report import print_report_table
 
 Fields = Annotated[
     list[str] | None,

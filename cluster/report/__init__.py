@@ -1,5 +1,5 @@
 """Presenting a run: terminal tables (:mod:`.tables`), figures (:mod:`.plots`), the episode shown (:mod:`.traces`)
-and the HTML page (:mod:`.html`). The numbers come from :mod:`scoring.analysis`; nothing here names a family.
+and the HTML page (:mod:`.html`). The numbers come from :mod:`undertow.scoring.analysis`; nothing here names a family.
 
 The modules import one way: ``html`` → ``plots``, ``traces``; ``tables``, ``plots`` and ``traces`` import none of
 the others. ``plots`` and ``html`` (matplotlib, jinja2) load on first use of their names, so the CLI starts fast.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from cluster.report.tables import (
+from undertow.cluster.report.tables import (
     LayoutView,
     comparison_table,
     gap_table,
@@ -24,19 +24,19 @@ from cluster.report.tables import (
     report_table,
     summary_table,
 )
-from cluster.report.traces import pick_trace, trace_view
+from undertow.cluster.report.traces import pick_trace, trace_view
 
 if TYPE_CHECKING:
-    from cluster.report.html import render_html, report_page, run_meta
-    from cluster.report.plots import figure_captions, figures, stacked_bars
+    from undertow.cluster.report.html import render_html, report_page, run_meta
+    from undertow.cluster.report.plots import figure_captions, figures, stacked_bars
 
 _LAZY = {
-    "render_html": "cluster.report.html",
-    "report_page": "cluster.report.html",
-    "run_meta": "cluster.report.html",
-    "figures": "cluster.report.plots",
-    "figure_captions": "cluster.report.plots",
-    "stacked_bars": "cluster.report.plots",
+    "render_html": "undertow.cluster.report.html",
+    "report_page": "undertow.cluster.report.html",
+    "run_meta": "undertow.cluster.report.html",
+    "figures": "undertow.cluster.report.plots",
+    "figure_captions": "undertow.cluster.report.plots",
+    "stacked_bars": "undertow.cluster.report.plots",
 }
 
 __all__ = [

@@ -10,14 +10,14 @@ import base64
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from cluster.report.plots import CAPTIONS, family_charts
-from cluster.report.plots import figures as draw_figures
-from cluster.report.tables import LayoutView
-from cluster.report.traces import pick_trace, trace_view
-from env_core.families import ReportTable
-from env_core.model import EpisodeResult, Outcome, Trajectory
-from scoring.analysis import NO_RECOVERY, Analysis
-from scoring.formatting import MISSING, ci_range, number, p_value, pct, points, signed_interval
+from undertow.cluster.report.plots import CAPTIONS, family_charts
+from undertow.cluster.report.plots import figures as draw_figures
+from undertow.cluster.report.tables import LayoutView
+from undertow.cluster.report.traces import pick_trace, trace_view
+from undertow.env_core.families import ReportTable
+from undertow.env_core.model import EpisodeResult, Outcome, Trajectory
+from undertow.scoring.analysis import NO_RECOVERY, Analysis
+from undertow.scoring.formatting import MISSING, ci_range, number, p_value, pct, points, signed_interval
 
 if TYPE_CHECKING:
     import jinja2
@@ -129,7 +129,7 @@ def render_html(
 ) -> str:
     """The self-contained HTML report: summary, plots (embedded PNG data URIs), recovery gaps, paired
     comparisons, each family's tables and figures, one episode's trace and the run's metadata. No external
-    resources, no scripts. ``figures`` are :func:`cluster.report.plots.figures` (a family's figures go to its
+    resources, no scripts. ``figures`` are :func:`undertow.cluster.report.plots.figures` (a family's figures go to its
     section, the others to the plots). With ``layout`` (``undertow report --layout NAME``), the family section
     opens with the layout's tables, which stand in for the per-suite tables of the families it covers (their
     figures stay)."""
@@ -179,7 +179,7 @@ def _environment() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("cluster", "templates"),
+        loader=jinja2.PackageLoader("undertow.cluster", "templates"),
         autoescape=True,  # every string in the report is user- or model-derived until proven otherwise
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,

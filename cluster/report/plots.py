@@ -19,10 +19,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from env_core.families import BoxPlots, FamilyFigure, StackedBars
-from env_core.model import Outcome
-from scoring.analysis import Analysis
-from scoring.summary import SummaryRow
+from undertow.env_core.families import BoxPlots, FamilyFigure, StackedBars
+from undertow.env_core.model import Outcome
+from undertow.scoring.analysis import Analysis
+from undertow.scoring.summary import SummaryRow
 
 # Okabe & Ito (2008), "Color Universal Design"; black first is left out so lines never look like axes.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]

@@ -15,11 +15,11 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from env_core.families import FamilySummary, ReportTable
-from env_core.model import Outcome
-from scoring.analysis import NO_RECOVERY, Analysis
-from scoring.formatting import MISSING, ci_range, number, p_value, pct, points, signed_interval
-from scoring.summary import SummaryRow
+from undertow.env_core.families import FamilySummary, ReportTable
+from undertow.env_core.model import Outcome
+from undertow.scoring.analysis import NO_RECOVERY, Analysis
+from undertow.scoring.formatting import MISSING, ci_range, number, p_value, pct, points, signed_interval
+from undertow.scoring.summary import SummaryRow
 
 _SHORT = {
     Outcome.scored.value: "scored",

@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from env_core.model import EpisodeResult, Trajectory
+from undertow.env_core.model import EpisodeResult, Trajectory
 
 
 def pick_trace(

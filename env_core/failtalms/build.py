@@ -1,7 +1,7 @@
 """Build the ``failtalms`` suite: the offline tool library and its scenarios (FAIL-TaLMs' perfect requests, each with
 hand-written under-specified variants and its tools flagged human-replaceable or not).
 
-FAIL-TaLMs' settings are not separate files here: they are shared settings (``env_core.faults``: ``perfect``,
+FAIL-TaLMs' settings are not separate files here: they are shared settings (``undertow.env_core.faults``: ``perfect``,
 ``underspecified``, ``replaceable``, ``non_replaceable``, ``no_tools``, each with ``ask_human`` for Ask-and-Help),
 transformations that apply to any family's scenarios; this library gives them what they need (masks, flags).
 """
@@ -16,13 +16,13 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from env_core.errors import ConfigError
-from env_core.failtalms import released
-from env_core.failtalms.library import base_scenarios
-from env_core.failtalms.tools import ALL_TOOLS, FailTalmsToolBox
-from env_core.families import ReportTable, SuiteConfig, missing_path, resolve_path
-from env_core.model import ToolSpec
-from env_core.suites import write_suite
+from undertow.env_core.errors import ConfigError
+from undertow.env_core.failtalms import released
+from undertow.env_core.failtalms.library import base_scenarios
+from undertow.env_core.failtalms.tools import ALL_TOOLS, FailTalmsToolBox
+from undertow.env_core.families import ReportTable, SuiteConfig, missing_path, resolve_path
+from undertow.env_core.model import ToolSpec
+from undertow.env_core.suites import write_suite
 
 FAMILY = "failtalms"
 SUITE_VERSION = "1"

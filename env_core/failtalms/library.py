@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from env_core.failtalms.tools import run
-from env_core.model import Gold, Mask, PlannedCall, Scenario
+from undertow.env_core.failtalms.tools import run
+from undertow.env_core.model import Gold, Mask, PlannedCall, Scenario
 
 FAMILY = "failtalms"
 

@@ -8,7 +8,7 @@ The released tools call live public web APIs that no machine here can reach, so 
 The settings are the paper's data splits (§3.2): ``perfect`` (``all_Original_queries.json``), ``underspecified``,
 ``replaceable`` and ``non_replaceable`` (whose ``api_list`` already leaves the unavailable tool out) and
 ``no_tools`` (the perfect queries with no tool). Nothing here raises on bad input: a malformed entry or an
-unreadable file becomes a :class:`~env_core.spider.Problem` and the rest is still read.
+unreadable file becomes a :class:`~undertow.env_core.spider.Problem` and the rest is still read.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from env_core.model import Condition, Gold, Scenario, ToolSpec
-from env_core.simulated import EMULATED
-from env_core.spider import Problem
+from undertow.env_core.model import Condition, Gold, Scenario, ToolSpec
+from undertow.env_core.simulated import EMULATED
+from undertow.env_core.spider import Problem
 
 FAMILY = "failtalms"
 SOURCE = "released"

@@ -25,9 +25,9 @@ from typing import Any, NoReturn, TypeVar, get_type_hints
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from env_core.errors import close_match, did_you_mean
-from env_core.model import ToolSpec
-from env_core.tools import ToolBox, ToolExecutionError
+from undertow.env_core.errors import close_match, did_you_mean
+from undertow.env_core.model import ToolSpec
+from undertow.env_core.tools import ToolBox, ToolExecutionError
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")

@@ -28,12 +28,12 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from env_core.errors import close_match
-from env_core.families import FolderSuite, ReportTable, SuiteConfig, resolve_path
-from env_core.liveapi.compile import (
+from undertow.env_core.errors import close_match
+from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig, resolve_path
+from undertow.env_core.liveapi.compile import (
     FAMILY as FAMILY,
 )
-from env_core.liveapi.compile import (
+from undertow.env_core.liveapi.compile import (
     FORMULATIONS,
     Column,
     Endpoint,
@@ -51,18 +51,18 @@ from env_core.liveapi.compile import (
     slot_sequence,
     table_columns,
 )
-from env_core.liveapi.prompts import agent_prompt
-from env_core.liveapi.tools import (
+from undertow.env_core.liveapi.prompts import agent_prompt
+from undertow.env_core.liveapi.tools import (
     LiveApiToolBox,
     getter_spec,
     rest_spec,
     sel_general_specs,
     slot_specs,
 )
-from env_core.model import SCHEMA_VERSION, Gold, PlannedCall, Scenario, Strict, ToolSpec
-from env_core.spider import Problem, Question, Schema, SpiderData, read_spider
-from env_core.suites import Suite, write_suite
-from env_core.tools import ToolBox, ToolExecutionError, fetch_rows
+from undertow.env_core.model import SCHEMA_VERSION, Gold, PlannedCall, Scenario, Strict, ToolSpec
+from undertow.env_core.spider import Problem, Question, Schema, SpiderData, read_spider
+from undertow.env_core.suites import Suite, write_suite
+from undertow.env_core.tools import ToolBox, ToolExecutionError, fetch_rows
 
 SUITE_VERSION = "1"
 REACT_BUDGET = 10  # the paper's think-act-observe budget (appendix F)

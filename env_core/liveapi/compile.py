@@ -25,7 +25,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
-from env_core.spider import Problem, Question, Schema
+from undertow.env_core.spider import Problem, Question, Schema
 
 # ---------------------------------------------------------------------------------------------------------------
 # Vocabulary shared by the liveapi modules (names are the paper's)

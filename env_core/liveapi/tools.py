@@ -10,7 +10,7 @@ aggregation), so a gold sequence compiled from a SQL query returns what the quer
 REST tools are GET endpoints of a FastAPI app (``rest_app``) served by uvicorn in a child process
 (``RestServer``); the tool box calls them over HTTP, so argument errors come back as a real API's HTTP 422.
 
-Run as ``python -m env_core.liveapi.tools serve ...`` this module is that child process.
+Run as ``python -m undertow.env_core.liveapi.tools serve ...`` this module is that child process.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from env_core.errors import DataError, InfraError, close_match
-from env_core.liveapi.compile import (
+from undertow.env_core.errors import DataError, InfraError, close_match
+from undertow.env_core.liveapi.compile import (
     AGGREGATIONS,
     CONDITIONS,
     LABEL_PREFIXES,
@@ -52,8 +52,8 @@ from env_core.liveapi.compile import (
     aggregate_output,
     getter_name,
 )
-from env_core.model import Scenario, ToolSpec
-from env_core.tools import ToolBox, ToolExecutionError, memory_copy, value_problem
+from undertow.env_core.model import Scenario, ToolSpec
+from undertow.env_core.tools import ToolBox, ToolExecutionError, memory_copy, value_problem
 
 if TYPE_CHECKING:  # imported where used: the tool box needs FastAPI only in the server process
     from fastapi import FastAPI
@@ -1183,7 +1183,7 @@ class RestServer:
             root = str(Path(__file__).resolve().parents[2])  # the folder holding env_core
             env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
             command = [
-                sys.executable, "-m", "env_core.liveapi.tools", "serve",
+                sys.executable, "-m", "undertow.env_core.liveapi.tools", "serve",
                 "--specs", str(specs_file), "--databases", str(databases_file),
                 "--fd", str(sock.fileno()), "--parent", str(os.getpid()),
             ]  # fmt: skip
@@ -1476,7 +1476,7 @@ def serve(argv: Sequence[str] | None = None) -> int:
     """``serve --specs FILE --databases FILE --fd N --parent PID``: serve the REST app on an inherited socket."""
     import uvicorn
 
-    parser = argparse.ArgumentParser(prog="python -m env_core.liveapi.tools serve")
+    parser = argparse.ArgumentParser(prog="python -m undertow.env_core.liveapi.tools serve")
     parser.add_argument("--specs", required=True, type=Path)
     parser.add_argument("--databases", required=True, type=Path)
     parser.add_argument("--fd", required=True, type=int)
@@ -1494,5 +1494,7 @@ def serve(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] != ["serve"]:
-        sys.exit("usage: python -m env_core.liveapi.tools serve --specs FILE --databases FILE --fd N --parent PID")
+        sys.exit(
+            "usage: python -m undertow.env_core.liveapi.tools serve --specs FILE --databases FILE --fd N --parent PID"
+        )
     sys.exit(serve(sys.argv[2:]))

@@ -29,10 +29,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from env_core.errors import ConfigError, DataError
-from env_core.families import FolderSuite, ReportTable, SuiteConfig, missing_path, resolve_path
-from env_core.middleware.convert import Question, database_to_kb, derive_questions
-from env_core.middleware.database import (
+from undertow.env_core.errors import ConfigError, DataError
+from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig, missing_path, resolve_path
+from undertow.env_core.middleware.convert import Question, database_to_kb, derive_questions
+from undertow.env_core.middleware.database import (
     DATABASE_TOOLS,
     QUERY_TIMEOUT_S,
     DatabaseState,
@@ -42,12 +42,12 @@ from env_core.middleware.database import (
     execute_sql,
     time_limit,
 )
-from env_core.middleware.kb import KB_TOOLS, KBState, KBToolBox, TripleStore, answer_entities
-from env_core.middleware.kb import valid_actions as kb_valid_actions
-from env_core.model import Gold, PlannedCall, Scenario, Strict, ToolSpec
-from env_core.spider import Schema, SpiderData, read_spider
-from env_core.suites import Suite, write_suite
-from env_core.tools import ToolBox, ToolExecutionError
+from undertow.env_core.middleware.kb import KB_TOOLS, KBState, KBToolBox, TripleStore, answer_entities
+from undertow.env_core.middleware.kb import valid_actions as kb_valid_actions
+from undertow.env_core.model import Gold, PlannedCall, Scenario, Strict, ToolSpec
+from undertow.env_core.spider import Schema, SpiderData, read_spider
+from undertow.env_core.suites import Suite, write_suite
+from undertow.env_core.tools import ToolBox, ToolExecutionError
 
 FAMILY = "middleware"
 SUITE_VERSION = "1"

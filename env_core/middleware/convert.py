@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from env_core.errors import DataError
-from env_core.middleware.kb import (
+from undertow.env_core.errors import DataError
+from undertow.env_core.middleware.kb import (
     KBState,
     KBStats,
     KBWriter,
@@ -51,7 +51,7 @@ from env_core.middleware.kb import (
     as_number,
     run_tool,
 )
-from env_core.spider import Schema
+from undertow.env_core.spider import Schema
 
 __all__ = ["KBStats", "Question", "database_to_kb", "derive_questions", "synthetic_kb"]
 

@@ -30,9 +30,9 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from env_core.errors import DataError, close_match, did_you_mean
-from env_core.model import Scenario, ToolSpec
-from env_core.tools import ToolBox, ToolExecutionError, ToolOutput
+from undertow.env_core.errors import DataError, close_match, did_you_mean
+from undertow.env_core.model import Scenario, ToolSpec
+from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput
 
 ENVIRONMENT = "database"
 CLAUSES = ("from", "where", "select", "group_by", "having", "order_by")  # the functional tools, in query order

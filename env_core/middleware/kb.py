@@ -11,7 +11,7 @@ The store (``TripleStore``) holds::
     meta(key, value)                the format marker and where the KB came from
 
 Relations are followed forwards only: ``get_relations`` lists the edges that start at a variable, as in the paper,
-so a KB that should be walked both ways stores both directions (``env_core.middleware.convert`` does).
+so a KB that should be walked both ways stores both directions (``undertow.env_core.middleware.convert`` does).
 
 A *variable* is a set of entities that a tool made: ``get_neighbors``, ``intersection``, ``argmax`` and ``argmin``
 each add one, numbered ``#0``, ``#1``, … in order. A tool's ``variable`` argument is either such a label or an
@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from env_core.errors import DataError, did_you_mean
-from env_core.model import Scenario, ToolSpec
-from env_core.tools import ToolBox, ToolExecutionError
+from undertow.env_core.errors import DataError, did_you_mean
+from undertow.env_core.model import Scenario, ToolSpec
+from undertow.env_core.tools import ToolBox, ToolExecutionError
 
 FORMAT = "undertow-kb/1"  # meta.format of a store this module wrote
 VARIABLE = re.compile(r"#(\d+)")

@@ -22,7 +22,7 @@ Modules:
     ``protocol``   the wire format and the data types both sides share (stdlib only);
     ``host``       ``Kernel``: starts, drives, caps, times out and cleans up the kernel; ``SandboxConfig``; which
                    isolation this machine gives (``available_isolation``, probed once per process);
-    ``child``      the kernel process itself (``python -m env_core.sandbox.child``);
+    ``child``      the kernel process itself (``python -m undertow.env_core.sandbox.child``);
     ``isolation``  the namespace launcher and the file-system view; rlimits (stdlib only);
     ``tracebacks`` child side: the agent-facing traceback text.
 """
@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from env_core.sandbox.protocol import CodeResult, FunctionStub, ToolReply, python_name
+from undertow.env_core.sandbox.protocol import CodeResult, FunctionStub, ToolReply, python_name
 
 if TYPE_CHECKING:
-    from env_core.sandbox.host import (
+    from undertow.env_core.sandbox.host import (
         FILE_SIZE_LIMIT_MB,
         OPEN_FILES_LIMIT,
         START_TIMEOUT_S,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
         available_isolation,
         check_isolation,
     )
-    from env_core.sandbox.tracebacks import MAX_TRACEBACK_FRAMES
+    from undertow.env_core.sandbox.tracebacks import MAX_TRACEBACK_FRAMES
 
 __all__ = [
     "FILE_SIZE_LIMIT_MB",
@@ -69,17 +69,17 @@ __all__ = [
 # The host names load on first use: ``python -m env_core.sandbox.child`` imports this package first, and the child
 # must not pay for (or depend on) the host module.
 _LAZY = {
-    "Kernel": "env_core.sandbox.host",
-    "Isolation": "env_core.sandbox.host",
-    "SandboxConfig": "env_core.sandbox.host",
-    "SandboxError": "env_core.sandbox.host",
-    "SandboxUnavailable": "env_core.sandbox.host",
-    "available_isolation": "env_core.sandbox.host",
-    "check_isolation": "env_core.sandbox.host",
-    "START_TIMEOUT_S": "env_core.sandbox.host",
-    "FILE_SIZE_LIMIT_MB": "env_core.sandbox.host",
-    "OPEN_FILES_LIMIT": "env_core.sandbox.host",
-    "MAX_TRACEBACK_FRAMES": "env_core.sandbox.tracebacks",
+    "Kernel": "undertow.env_core.sandbox.host",
+    "Isolation": "undertow.env_core.sandbox.host",
+    "SandboxConfig": "undertow.env_core.sandbox.host",
+    "SandboxError": "undertow.env_core.sandbox.host",
+    "SandboxUnavailable": "undertow.env_core.sandbox.host",
+    "available_isolation": "undertow.env_core.sandbox.host",
+    "check_isolation": "undertow.env_core.sandbox.host",
+    "START_TIMEOUT_S": "undertow.env_core.sandbox.host",
+    "FILE_SIZE_LIMIT_MB": "undertow.env_core.sandbox.host",
+    "OPEN_FILES_LIMIT": "undertow.env_core.sandbox.host",
+    "MAX_TRACEBACK_FRAMES": "undertow.env_core.sandbox.tracebacks",
 }
 
 

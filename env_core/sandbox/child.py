@@ -1,4 +1,4 @@
-"""Child side: the kernel process itself, run as ``python -m env_core.sandbox.child`` by ``Kernel``.
+"""Child side: the kernel process itself, run as ``python -m undertow.env_core.sandbox.child`` by ``Kernel``.
 
 It imports only the standard library and the light modules of this package (never the host module), so that it
 starts fast. It runs as ``__main__``: that is why ``ToolError`` is defined here, so that tracebacks show a bare
@@ -28,9 +28,9 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
-from env_core.sandbox.isolation import apply_limits
-from env_core.sandbox.protocol import RAISABLE, argument_json, jsonable, python_name
-from env_core.sandbox.tracebacks import format_error
+from undertow.env_core.sandbox.isolation import apply_limits
+from undertow.env_core.sandbox.protocol import RAISABLE, argument_json, jsonable, python_name
+from undertow.env_core.sandbox.tracebacks import format_error
 
 # Process creation where no PID namespace bounds it (the rlimits level): refused by an audit hook. Best effort only:
 # ctypes and _posixsubprocess walk around it, which is why the namespaces level exists.

@@ -37,16 +37,18 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from env_core import errors
-from env_core.model import Strict
-from env_core.sandbox import isolation
-from env_core.sandbox.protocol import CodeResult, FunctionStub, ToolReply, stub_json
+from undertow.env_core import errors
+from undertow.env_core.model import Strict
+from undertow.env_core.sandbox import isolation
+from undertow.env_core.sandbox.protocol import CodeResult, FunctionStub, ToolReply, stub_json
 
-# env_core/sandbox/host.py -> the directory that holds env_core, for the child's PYTHONPATH.
-_PROJECT_ROOT = str(Path(os.path.abspath(__file__)).parents[2])
+# undertow/env_core/sandbox/host.py -> the directory that holds the undertow package (site-packages, or the
+# repository in an editable install), for the child's PYTHONPATH; hidden from the namespaced kernel. abspath, not
+# realpath: in the repository undertow/env_core is a symlink, and the package must be found through undertow/.
+_PROJECT_ROOT = str(Path(os.path.abspath(__file__)).parents[3])
 _PACKAGE_DIR = str(Path(os.path.abspath(__file__)).parent)
-CHILD_MODULE = "env_core.sandbox.child"
-LAUNCHER_MODULE = "env_core.sandbox.isolation"
+CHILD_MODULE = "undertow.env_core.sandbox.child"
+LAUNCHER_MODULE = "undertow.env_core.sandbox.isolation"
 WORKDIR_PREFIX = "undertow-kernel-"
 
 START_TIMEOUT_S = 20.0  # generous: a loaded machine can take seconds to start an interpreter

@@ -132,7 +132,7 @@ def write_id_maps(pid: int) -> None:
         handle.write(f"{SANDBOX_UID} {gid} 1\n")
 
 
-# -- the launcher (namespaces level), run as ``python -m env_core.sandbox.isolation SPEC``
+# -- the launcher (namespaces level), run as ``python -m undertow.env_core.sandbox.isolation SPEC``
 
 
 class _Mounts:
@@ -259,11 +259,12 @@ def build_view(spec: dict[str, Any]) -> None:
             inside = os.path.join(dev, os.path.basename(path))
             open(inside, "w").close()
             mounts.mount(f"/proc/self/fd/{value}", inside, None, MS_BIND)
-        elif kind == "package":  # the kernel's own package alone, under an env_core/ with an empty __init__
-            package = os.path.join(root, "kernel", "env_core")
-            os.makedirs(os.path.join(package, "sandbox"))
+        elif kind == "package":  # the kernel's own package alone, under undertow/env_core/ with empty __init__s
+            package = os.path.join(root, "kernel", "undertow")
+            os.makedirs(os.path.join(package, "env_core", "sandbox"))
             open(os.path.join(package, "__init__.py"), "w").close()
-            mounts.bind_read_only(f"/proc/self/fd/{value}", os.path.join(package, "sandbox"))
+            open(os.path.join(package, "env_core", "__init__.py"), "w").close()
+            mounts.bind_read_only(f"/proc/self/fd/{value}", os.path.join(package, "env_core", "sandbox"))
         elif kind == "hidden":
             inside = os.path.join(root, path.lstrip("/"))
             if os.path.isdir(inside):

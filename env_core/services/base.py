@@ -10,10 +10,10 @@ a JSON schema the environment checks every call against before the method runs.
 
 Each episode gets a fresh :class:`World`: the seeded state of every service, a simulated clock and the user's
 profile. Methods read and write ``self.state`` (their own service's state) and ``self.world`` (clock, user); they
-raise :class:`~env_core.tools.ToolExecutionError` for errors the agent should read (``not_found``, ...).
+raise :class:`~undertow.env_core.tools.ToolExecutionError` for errors the agent should read (``not_found``, ...).
 
 A service also offers the scenario library *recipes* (:class:`Lookup`, :class:`Write`): a user request it can
-serve, the calls that serve it, and what the true result shows. The templates in ``env_core.services.library``
+serve, the calls that serve it, and what the true result shows. The templates in ``undertow.env_core.services.library``
 cross them with fault kinds and persistence; recipes of counterpart services that share a ``topic`` answer the
 same request, so that a fallback reaches the same facts.
 """
@@ -32,8 +32,8 @@ from typing import Any, ClassVar, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from env_core.model import ToolSpec
-from env_core.tools import ToolExecutionError
+from undertow.env_core.model import ToolSpec
+from undertow.env_core.tools import ToolExecutionError
 
 # The simulated clock starts where the fault layer's reference clock is (env_core.faults.REFERENCE_NOW): a stale
 # record's generated_at then counts back from the same instant the services' timestamps count from.

@@ -5,7 +5,7 @@ oracle reaches full score; with faults off (``clean``) the oracle finishes on th
 score; and, for the library as a whole, the naive policy (trusts every success, never verifies, never falls back)
 passes at least 90% of the scenarios clean and at most 5% under base. Both policies are walked with
 ``env_core.plans`` exactly as the built-in policies walk them; the rubric is the family's scorer, handed in by the
-family definition (``scoring.services``), since env_core does not score.
+family definition (``undertow.scoring.services``), since env_core does not score.
 """
 
 from __future__ import annotations
@@ -18,18 +18,18 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from env_core.environment import Environment
-from env_core.errors import DataError
-from env_core.families import ReportTable, SuiteConfig, resolve_path
-from env_core.model import FaultSpec, Scenario, ToolSpec, Trajectory
-from env_core.plans import play
-from env_core.scenarios import read_scenarios, scenario_problems
-from env_core.services.cards import card_scenarios
-from env_core.services.catalog import SERVICES, all_specs
-from env_core.services.library import FAMILY as FAMILY
-from env_core.services.library import template_scenarios
-from env_core.services.tools import ServicesToolBox
-from env_core.suites import write_suite
+from undertow.env_core.environment import Environment
+from undertow.env_core.errors import DataError
+from undertow.env_core.families import ReportTable, SuiteConfig, resolve_path
+from undertow.env_core.model import FaultSpec, Scenario, ToolSpec, Trajectory
+from undertow.env_core.plans import play
+from undertow.env_core.scenarios import read_scenarios, scenario_problems
+from undertow.env_core.services.cards import card_scenarios
+from undertow.env_core.services.catalog import SERVICES, all_specs
+from undertow.env_core.services.library import FAMILY as FAMILY
+from undertow.env_core.services.library import template_scenarios
+from undertow.env_core.services.tools import ServicesToolBox
+from undertow.env_core.suites import write_suite
 
 SUITE_VERSION = "1"
 TEMPLATES_PER_SERVICE = 7  # with the cards: 30 x 7 + 9 = 219 scenarios, the paper's 218 and one more
@@ -136,10 +136,10 @@ def read_extra(path: str, specs: Mapping[str, ToolSpec]) -> list[Scenario]:
 def build(config: SuiteConfig, out: Path, rubric_score: RubricScore) -> list[ReportTable]:
     specs = all_specs()
     box = ServicesToolBox(specs, SERVICES)
-    scenarios = select_templates(template_scenarios(SERVICES)) + card_scenarios()
     extra = getattr(config, "extra", None)
-    if extra:
-        scenarios += read_extra(extra, box.specs)
+    # the user's file first: a bad line is reported before the library's templates are generated (seconds)
+    mine = read_extra(extra, box.specs) if extra else []
+    scenarios = select_templates(template_scenarios(SERVICES)) + card_scenarios() + mine
     known = {spec.name: spec for spec in specs}
     problems = [f"scenario '{s.id}': {p}" for s in scenarios for p in scenario_problems(s, known, FAMILY)]
     seen = Counter(s.id for s in scenarios)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from env_core.model import (
+from undertow.env_core.model import (
     ArgRef,
     CallPattern,
     Checkpoint,
@@ -25,8 +25,8 @@ from env_core.model import (
     Scenario,
     UserReply,
 )
-from env_core.services.catalog import BY_NAME
-from env_core.services.library import FAMILY, tool_names, write_names
+from undertow.env_core.services.catalog import BY_NAME
+from undertow.env_core.services.library import FAMILY, tool_names, write_names
 
 PERMANENT = Persistence()
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from env_core.model import ToolSpec
-from env_core.services import commerce, communication, finance, information, travel
-from env_core.services.base import Service
+from undertow.env_core.model import ToolSpec
+from undertow.env_core.services import commerce, communication, finance, information, travel
+from undertow.env_core.services.base import Service
 
 SERVICES: list[type[Service]] = [
     *travel.SERVICES,

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.services.base import Call, Lookup, Service, Write, not_found, tool
-from env_core.tools import ToolExecutionError
+from undertow.env_core.services.base import Call, Lookup, Service, Write, not_found, tool
+from undertow.env_core.tools import ToolExecutionError
 
 DOMAIN = "communication & productivity"
 LOCAL_ZONE = ZoneInfo("America/Los_Angeles")  # the user's zone (UserProfile.timezone); calendars show local time

@@ -15,8 +15,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.services.base import Call, Lookup, Service, Write, not_found, tool
-from env_core.tools import ToolExecutionError
+from undertow.env_core.services.base import Call, Lookup, Service, Write, not_found, tool
+from undertow.env_core.tools import ToolExecutionError
 
 DOMAIN = "information"
 

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from env_core.faults import FaultRuntime, drifted_name
-from env_core.model import (
+from undertow.env_core.faults import FaultRuntime, drifted_name
+from undertow.env_core.model import (
     CallPattern,
     Checkpoint,
     DisclosureRule,
@@ -31,8 +31,8 @@ from env_core.model import (
     ResultCheck,
     Scenario,
 )
-from env_core.services.base import Call, Lookup, Service, World, Write
-from env_core.services.tools import pristine_world
+from undertow.env_core.services.base import Call, Lookup, Service, World, Write
+from undertow.env_core.services.tools import pristine_world
 
 FAMILY = "services"
 PERMANENT = Persistence()

@@ -1,4 +1,4 @@
-"""The services tool box: every service's tools over one episode's :class:`~env_core.services.base.World`.
+"""The services tool box: every service's tools over one episode's :class:`~undertow.env_core.services.base.World`.
 
 Each episode starts from a deep copy of one pristine world (every service's seeded state), so no episode ever sees
 another's writes, whichever worker or thread runs it; a tool call runs the service method it is bound to and moves
@@ -11,9 +11,9 @@ import copy
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from env_core.model import ToolSpec
-from env_core.services.base import Service, World
-from env_core.tools import ToolBox
+from undertow.env_core.model import ToolSpec
+from undertow.env_core.services.base import Service, World
+from undertow.env_core.tools import ToolBox
 
 
 def pristine_world(services: Sequence[type[Service]]) -> World:

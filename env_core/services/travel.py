@@ -14,8 +14,19 @@ from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from env_core.services.base import Call, Category, Lookup, Service, Write, invalid, money, not_found, shown, tool
-from env_core.tools import ToolExecutionError
+from undertow.env_core.services.base import (
+    Call,
+    Category,
+    Lookup,
+    Service,
+    Write,
+    invalid,
+    money,
+    not_found,
+    shown,
+    tool,
+)
+from undertow.env_core.tools import ToolExecutionError
 
 DOMAIN = "travel & lodging"
 

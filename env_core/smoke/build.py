@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from env_core.families import ReportTable, SuiteConfig
-from env_core.model import ArgRef, Gold, PlannedCall, Scenario, ToolSpec
-from env_core.smoke.tools import TOOLS
-from env_core.suites import write_suite
-from env_core.tools import MAIN, SqliteToolBox
+from undertow.env_core.families import ReportTable, SuiteConfig
+from undertow.env_core.model import ArgRef, Gold, PlannedCall, Scenario, ToolSpec
+from undertow.env_core.smoke.tools import TOOLS
+from undertow.env_core.suites import write_suite
+from undertow.env_core.tools import MAIN, SqliteToolBox
 
 FAMILY = "smoke"
 SUITE_VERSION = "1"

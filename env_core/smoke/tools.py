@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from env_core.model import ToolSpec
+from undertow.env_core.model import ToolSpec
 
 
 def _tool(tool_name: str, description: str, sql: str, /, **params: tuple[str, str]) -> ToolSpec:

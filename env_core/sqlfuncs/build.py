@@ -32,11 +32,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from env_core.errors import close_match
-from env_core.families import ReportTable, SuiteConfig, resolve_path
-from env_core.model import SCHEMA_VERSION, ArgRef, Gold, PlannedCall, Scenario, ToolSpec
-from env_core.spider import Problem, Question, Schema, SpiderData, read_spider
-from env_core.sqlfuncs.compile import (
+from undertow.env_core.errors import close_match
+from undertow.env_core.families import ReportTable, SuiteConfig, resolve_path
+from undertow.env_core.model import SCHEMA_VERSION, ArgRef, Gold, PlannedCall, Scenario, ToolSpec
+from undertow.env_core.spider import Problem, Question, Schema, SpiderData, read_spider
+from undertow.env_core.sqlfuncs.compile import (
     ARGUMENT_WORDS,
     FAMILY,
     MAX_ROWS,
@@ -47,10 +47,10 @@ from env_core.sqlfuncs.compile import (
     run_direct,
     same_rows,
 )
-from env_core.sqlfuncs.docs import TYPE_WORDS, DocTemplate, describe, hint_text, parameters
-from env_core.sqlfuncs.tools import SqlFunctionToolBox
-from env_core.suites import write_suite
-from env_core.tools import fetch_rows
+from undertow.env_core.sqlfuncs.docs import TYPE_WORDS, DocTemplate, describe, hint_text, parameters
+from undertow.env_core.sqlfuncs.tools import SqlFunctionToolBox
+from undertow.env_core.suites import write_suite
+from undertow.env_core.tools import fetch_rows
 
 SUITE_VERSION = "2"  # 2: plain-language docs, hints, validation / test split
 _PLACEHOLDER = re.compile(r":a(\d+)\b")
@@ -483,7 +483,7 @@ def build_suite(
 
 
 def write_build(built: BuiltSuite, out: str | Path) -> Path:
-    """Write the suite folder (see :func:`env_core.suites.write_suite`) with ``build.json``: the build summary,
+    """Write the suite folder (see :func:`undertow.env_core.suites.write_suite`) with ``build.json``: the build summary,
     every skipped item, and the tables of each database (what a model documenting the functions is shown)."""
     summary = {
         **built.stats,

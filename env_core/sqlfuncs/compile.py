@@ -30,8 +30,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from env_core.spider import Problem, Question, Schema
-from env_core.tools import fetch_rows
+from undertow.env_core.spider import Problem, Question, Schema
+from undertow.env_core.tools import fetch_rows
 
 FAMILY = "sqlfuncs"
 MAX_ROWS = 100

@@ -5,7 +5,7 @@ from which records of which database, what each argument selects, and its type; 
 away the structure an agent is meant to discover. Model-written docs follow HoHW (§3.2, appendix C): a model
 documents each function from its code and a description of the database, unit checks validate the result
 (required fields present, aligned with the code) and the model may correct itself up to three times. The calling
-loop lives in ``workers.docgen``; here are the prompt, the checks and applying a checked doc.
+loop lives in ``undertow.workers.docgen``; here are the prompt, the checks and applying a checked doc.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 
-from env_core.model import ToolSpec
-from env_core.sqlfuncs.compile import JSON_TYPES
+from undertow.env_core.model import ToolSpec
+from undertow.env_core.sqlfuncs.compile import JSON_TYPES
 
 _EXAMPLE_TOOL = {
     "name": "function_7",

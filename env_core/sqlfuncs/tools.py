@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from env_core.model import ToolSpec
-from env_core.tools import EpisodeDatabases, SqliteToolBox, ToolExecutionError, ToolOutput
+from undertow.env_core.model import ToolSpec
+from undertow.env_core.tools import EpisodeDatabases, SqliteToolBox, ToolExecutionError, ToolOutput
 
 _PYTHON_TYPES = {"str": str, "int": int, "float": float, "list": list}
 

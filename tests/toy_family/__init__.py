@@ -1,8 +1,8 @@
 """A benchmark family that lives only in the tests, registered by ``module:attribute`` (``toy_family:FAMILY``):
 the proof that a family comes in through the one door without touching a product file."""
 
-from env_core.families import FamilyDefinition
 from toy_family import build, metrics
+from undertow.env_core.families import FamilyDefinition
 
 FAMILY = FamilyDefinition(
     name=build.NAME,

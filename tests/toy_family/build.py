@@ -11,10 +11,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from env_core.families import ReportTable, SuiteConfig
-from env_core.model import Gold, PlannedCall, Scenario, ToolSpec
-from env_core.suites import write_suite
-from env_core.tools import ToolBox, ToolExecutionError
+from undertow.env_core.families import ReportTable, SuiteConfig
+from undertow.env_core.model import Gold, PlannedCall, Scenario, ToolSpec
+from undertow.env_core.suites import write_suite
+from undertow.env_core.tools import ToolBox, ToolExecutionError
 
 NAME = "toy"
 CAPITALS = {"France": "Paris", "Japan": "Tokyo", "Kenya": "Nairobi", "Peru": "Lima", "Norway": "Oslo"}

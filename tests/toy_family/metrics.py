@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from env_core.families import Bar, FamilySummary, ReportTable, StackedBars
-from env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
+from undertow.env_core.families import Bar, FamilySummary, ReportTable, StackedBars
+from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
 
 
 def episode_details(

@@ -1,0 +1,137 @@
+"""Strict answer matching (the paper's protocol): structured records keyed by the original column names, order only
+under ORDER BY, the paper's scalar / one-column post-processing, and prose never accepted; and how
+score_trajectory picks the matcher."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from undertow.env_core.model import Action, Gold, Outcome, Scenario, Step, Trajectory, Turn
+from undertow.scoring.answers import answer_matches, strict_answer_matches
+from undertow.scoring.trajectory import score_trajectory
+
+# what a sqlfuncs function returns: records keyed by the column names SQLite gives the query's columns
+GOLD = [{"title": "Salt Roads", "pages": 320}, {"title": "Andes", "pages": 540}]
+
+
+def test_prose_that_lenient_matching_accepts_never_matches_strictly() -> None:
+    prose = "The books are Salt Roads (320 pages) and Andes (540 pages)."
+    assert answer_matches(prose, GOLD)
+    assert not strict_answer_matches(prose, GOLD)
+    # records wrapped in prose are still prose: strict matching does not dig structure out of text
+    wrapped = "Here you go: " + json.dumps(GOLD)
+    assert answer_matches(wrapped, GOLD) and not strict_answer_matches(wrapped, GOLD)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        json.dumps(GOLD),  # CodeAct: json.dumps of the agent's `solution`
+        json.dumps(list(reversed(GOLD))),  # no ORDER BY: rows are a multiset
+        str(GOLD),  # a Python literal
+        "```json\n" + json.dumps(GOLD) + "\n```",  # one code fence around the whole answer
+        '[{"pages": 320.0, "title": "salt  roads"}, {"title": "ANDES", "pages": "540"}]',  # normalized values
+        GOLD,  # a structured value, not text
+    ],
+)
+def test_the_right_records_with_the_original_keys_match(answer: Any) -> None:
+    assert strict_answer_matches(answer, GOLD, ordered=False)
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [{"Title": "Salt Roads", "pages": 320}, {"Title": "Andes", "pages": 540}],  # case counts: a renamed key
+        [{"book": "Salt Roads", "pages": 320}, {"book": "Andes", "pages": 540}],  # renamed
+        [{"title": "Salt Roads"}, {"title": "Andes"}],  # a column missing
+        [{"title": "Salt Roads", "pages": 320, "id": 1}, {"title": "Andes", "pages": 540, "id": 3}],  # one too many
+        [["Salt Roads", 320], ["Andes", 540]],  # rows without keys
+        ["Salt Roads", 320, "Andes", 540],  # a flat list is only for a one-column gold
+        [{"title": "Salt Roads", "pages": 320}],  # a row missing
+        [{"title": "Salt Roads", "pages": 320}] * 2 + [{"title": "Andes", "pages": 540}],  # a row too many
+    ],
+)
+def test_renamed_missing_or_keyless_columns_and_wrong_rows_do_not_match(records: list[Any]) -> None:
+    assert not strict_answer_matches(json.dumps(records), GOLD)
+
+
+def test_renamed_keys_are_what_lenient_matching_forgives() -> None:
+    renamed = json.dumps([{"book": "Salt Roads", "n": 320}, {"book": "Andes", "n": 540}])
+    assert answer_matches(renamed, GOLD) and not strict_answer_matches(renamed, GOLD)
+
+
+def test_row_order_counts_only_under_order_by() -> None:
+    swapped = json.dumps(list(reversed(GOLD)))
+    assert strict_answer_matches(swapped, GOLD, ordered=False)
+    assert not strict_answer_matches(swapped, GOLD, ordered=True)
+    assert strict_answer_matches(json.dumps(GOLD), GOLD, ordered=True)
+    # a flat list for a one-column gold follows the same rule
+    titles = [{"title": "Salt Roads"}, {"title": "Andes"}]
+    assert strict_answer_matches('["Andes", "Salt Roads"]', titles, ordered=False)
+    assert not strict_answer_matches('["Andes", "Salt Roads"]', titles, ordered=True)
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "expected"),
+    [
+        ("302000", [{"count(*)": 302000}], True),  # a bare number for a one-row, one-column gold
+        ('"Sofia"', [{"name": "Sofia"}], True),  # CodeAct: solution = "Sofia"
+        ("Sofia", [{"name": "Sofia"}], True),  # the whole answer text is the value
+        ("3,000", [{"total": 3000}], True),
+        ('{"name": "Sofia"}', [{"name": "Sofia"}], True),  # one record without its list
+        ('["Sofia"]', [{"name": "Sofia"}], True),
+        ("The answer is Sofia", [{"name": "Sofia"}], False),  # prose
+        ("302000", [{"count(*)": 302000}, {"count(*)": 7}], False),  # a scalar is one row only
+        ("302000", [{"city": "Oslo", "n": 302000}], False),  # ... of one column only
+        ('["Oslo", "Lima"]', [{"city": "Oslo"}, {"city": "Lima"}], True),  # a flat list for a one-column gold
+        ('["Oslo"]', [{"city": "Oslo"}, {"city": "Lima"}], False),
+        ("[]", [], True),  # an empty gold matches only an empty list
+        ("{}", [], False),
+        ("nothing", [], False),
+        (None, GOLD, False),
+        ("  ", [{"name": ""}], False),  # an empty answer says nothing
+    ],
+)
+def test_the_papers_post_processing(answer: str | None, gold: list[dict[str, Any]], expected: bool) -> None:
+    assert strict_answer_matches(answer, gold) is expected
+
+
+def test_a_gold_that_is_not_records_is_compared_value_by_value() -> None:
+    assert strict_answer_matches("[1, 2]", [2, 1]) and not strict_answer_matches("[1, 2]", [2, 1], ordered=True)
+    assert strict_answer_matches("7", 7) and not strict_answer_matches("seven is 7", 7)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# score_trajectory picks the matcher
+
+
+def scenario() -> Scenario:
+    return Scenario(id="q1", family="sqlfuncs", task="Which long books are there?", tools=[], gold=Gold(answer=GOLD))
+
+
+def answered(text: str) -> Trajectory:
+    return Trajectory(
+        episode_id="e1",
+        scenario_id="q1",
+        model="m",
+        setting="clean",
+        seed=0,
+        turns=[Turn(index=0, content=text)],
+        steps=[Step(turn=0, action=Action(kind="final_answer", content=text))],
+        final_answer=text,
+        outcome=Outcome.scored,
+    )
+
+
+def test_score_trajectory_uses_the_strict_matcher_when_asked() -> None:
+    prose = answered("Salt Roads with 320 pages, and Andes with 540 pages.")
+    assert score_trajectory(prose, scenario(), False).solved  # lenient by default
+    strict = score_trajectory(prose, scenario(), False, answers="strict")
+    assert not strict.solved and not strict.correct and strict.score == 0.0
+    records = answered(json.dumps(GOLD))
+    assert score_trajectory(records, scenario(), False, answers="strict").correct
+    with pytest.raises(ValueError, match="answers: expected 'lenient' or 'strict', got 'exact'"):
+        score_trajectory(records, scenario(), False, answers="exact")  # type: ignore[arg-type]
