@@ -423,8 +423,10 @@ def test_a_deployment_past_its_restart_limit_fails_and_its_remaining_shards_say_
 ) -> None:
     weights = tmp_path / "weights"
     shutil.copytree(tiny, weights)
-    # 105 one-episode shards: many are still to run when the deployment gives up
-    manifest, store = _manifest(tmp_path, tiny_entry(weights, name="crashy"), limit=35, shard_size=1, seeds=3)
+    # 105 one-episode shards: many are still to run when the deployment gives up. A limit of 2 failed restarts (3 by
+    # default) is the smallest that shows them counted: each failed restart costs vLLM's start-up and a backoff
+    model = tiny_entry(weights, name="crashy", max_restarts=2)
+    manifest, store = _manifest(tmp_path, model, limit=35, shard_size=1, seeds=3)
     broken: list[int] = []
 
     def crash_after_first_commit() -> None:
@@ -441,7 +443,7 @@ def test_a_deployment_past_its_restart_limit_fails_and_its_remaining_shards_say_
     chaos.join()
     assert broken, "the server was not killed"
     reason = execution.unreachable["crashy"]
-    assert reason.startswith("vLLM deployment failed: vLLM exited with code 1; 3 restart(s) in a row; its log ends:")
+    assert reason.startswith("vLLM deployment failed: vLLM exited with code 1; 2 restart(s) in a row; its log ends:")
     assert "is not a valid JSON file" in reason
     results = store.results()
     assert Counter(r.episode_id for r in results) == Counter(e.episode_id for s in manifest.shards for e in s.episodes)
