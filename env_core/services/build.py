@@ -133,12 +133,22 @@ def read_extra(path: str, specs: Mapping[str, ToolSpec]) -> list[Scenario]:
     return read_scenarios(path, check=check).scenarios
 
 
+def fail_on(problems: list[str]) -> None:
+    """The build error for these problems (the first ten named), if there are any."""
+    if problems:
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise DataError("services build: " + "; ".join(problems[:10]) + more)
+
+
 def build(config: SuiteConfig, out: Path, rubric_score: RubricScore) -> list[ReportTable]:
     specs = all_specs()
     box = ServicesToolBox(specs, SERVICES)
     extra = getattr(config, "extra", None)
-    # the user's file first: a bad line is reported before the library's templates are generated (seconds)
+    # the user's file first: a bad line, or a scenario whose own plan fails, is reported before the library's
+    # templates are generated and validated (seconds)
     mine = read_extra(extra, box.specs) if extra else []
+    if mine:
+        fail_on(validate(mine, box, rubric_score)[0])
     scenarios = select_templates(template_scenarios(SERVICES)) + card_scenarios() + mine
     known = {spec.name: spec for spec in specs}
     problems = [f"scenario '{s.id}': {p}" for s in scenarios for p in scenario_problems(s, known, FAMILY)]
@@ -154,9 +164,7 @@ def build(config: SuiteConfig, out: Path, rubric_score: RubricScore) -> list[Rep
             problems.append(f"the naive policy passes {clean_rate:.0%} of the library clean (needs >= 90%)")
         if base_rate > NAIVE_BASE_AT_MOST:
             problems.append(f"the naive policy passes {base_rate:.0%} of the library under base (needs <= 5%)")
-    if problems:
-        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-        raise DataError("services build: " + "; ".join(problems[:10]) + more)
+    fail_on(problems)
     write_suite(out, name=FAMILY, family=FAMILY, version=SUITE_VERSION, tools=specs, scenarios=scenarios, databases={})
     return [
         ReportTable(

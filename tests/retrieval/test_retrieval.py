@@ -180,7 +180,7 @@ def test_the_index_actor_is_one_per_node_and_serves_concurrent_callers(
     assert stats["tools"] == len(universe) and stats["encoded"] == len(universe)
     local = ToolIndex(universe, "dense", config, embedder)  # same cache: encodes nothing
 
-    queries = [PLANTED.description, "titles of books", "orders of customers in a city", "authors born after"] * 10
+    queries = [PLANTED.description, "titles of books", "orders of customers in a city", "authors born after"] * 2
 
     @ray.remote(num_cpus=0)
     def ask(query: str) -> list[str]:

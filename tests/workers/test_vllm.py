@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -46,7 +45,14 @@ MODEL_OUTCOMES = {Outcome.scored, Outcome.model_error, Outcome.parse_error, Outc
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model, at one path for every server of this module: vLLM keys its compile cache on the model's path
+    and the server's batch size, so the servers below that share both (the sweep's, the shared one, the one that
+    crashes) compile the model once, as a user's repeated runs of one model do."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny") / "model")
+
+
+# What a default sweep gives a CPU server: concurrency 32 x one worker per CPU (2 here), as cluster.scheduler sizes it
+DEFAULT_MAX_NUM_SEQS = 64
 
 
 def tiny_entry(weights: str | Path, **changes: object) -> dict[str, Any]:
@@ -122,19 +128,18 @@ def _run_cli(config: dict[str, Any], folder: Path, cwd: Path) -> tuple[subproces
 
 
 def test_a_sweep_with_the_default_workers_deploys_the_model_and_finishes(tiny: Path, tmp_path: Path) -> None:
-    # weights relative to the config file, run from another folder; every run option at its default
-    (tmp_path / "models").mkdir()
-    (tmp_path / "models" / "tiny").symlink_to(tiny, target_is_directory=True)
+    # weights relative to the config file (written beside the model's folder), run from another folder; every run
+    # option at its default
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     config = {
         "name": "served",
-        "models": [tiny_entry("models/tiny")],
+        "models": [tiny_entry(tiny.name)],
         "suites": ["smoke"],  # 35 scenarios: 3 shards of the default 16
         "settings": ["clean"],
         "agent": {"max_turns": 2},
     }
-    done, _ = _run_cli(config, tmp_path, cwd=elsewhere)
+    done, _ = _run_cli(config, tiny.parent, cwd=elsewhere)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "35/35" in done.stdout and "model 'tiny': 1 replica(s) ready" in done.stdout
     (run_dir,) = (elsewhere / "runs").iterdir()
@@ -145,10 +150,10 @@ def test_a_sweep_with_the_default_workers_deploys_the_model_and_finishes(tiny: P
     assert all(r.prompt_tokens > 0 for r in results)
     assert len({r.worker for r in results}) == 2  # the default pool: one worker per CPU Ray reports, both used
     manifest = json.loads((run_dir / "manifest.json").read_text())
-    assert manifest["config"]["models"][0]["weights"] == str(tmp_path / "models" / "tiny")
+    assert manifest["config"]["models"][0]["weights"] == str(tiny)
     (log,) = (run_dir / "deployments").glob("tiny-*.log")  # the server's log, in the run's own folder
     assert log.stat().st_size > 0
-    assert served_processes(str(tmp_path / "models" / "tiny")) == []  # nothing of the server outlives the run
+    assert served_processes("--served-model-name tiny") == []  # nothing of the server outlives the run
     # the driver's VLLM_CACHE_ROOT reached the server: its compilation is in the shared cache, not in the run
     assert list(Path(os.environ["VLLM_CACHE_ROOT"]).glob("torch_compile_cache/*"))
     assert not list(run_dir.rglob("torch_compile_cache"))
@@ -225,7 +230,7 @@ def test_a_replica_actor_that_dies_takes_its_server_with_it(tiny: Path, tmp_path
 
 @pytest.fixture(scope="module")
 def server(tiny: Path, tmp_path_factory: pytest.TempPathFactory, ray_local: None):
-    actor = start_replica(tiny_config(tiny), str(tmp_path_factory.mktemp("deploy")), max_num_seqs=24)
+    actor = start_replica(tiny_config(tiny), str(tmp_path_factory.mktemp("deploy")), max_num_seqs=DEFAULT_MAX_NUM_SEQS)
     ray.get(actor.start.remote(), timeout=700)
     yield actor
     ray.get(actor.stop.remote(), timeout=120)
@@ -421,17 +426,17 @@ def test_a_stop_during_a_relaunch_leaves_no_server_running(server) -> None:
 def test_a_deployment_past_its_restart_limit_fails_and_its_remaining_shards_say_why(
     tiny: Path, tmp_path: Path, ray_local: None
 ) -> None:
-    weights = tmp_path / "weights"
-    shutil.copytree(tiny, weights)
-    # 105 one-episode shards: many are still to run when the deployment gives up. A limit of 2 failed restarts (3 by
-    # default) is the smallest that shows them counted: each failed restart costs vLLM's start-up and a backoff
-    model = tiny_entry(weights, name="crashy", max_restarts=2)
-    manifest, store = _manifest(tmp_path, model, limit=35, shard_size=1, seeds=3)
+    # the module's model (its first start reads the compile cache the sweep above filled), broken once the server
+    # runs and mended after: this is the module's last test, and the model is whole again for any rerun
+    config = tiny / "config.json"
+    whole = config.read_bytes()
+    # 105 one-episode shards: many are still to run when the deployment gives up
+    manifest, store = _manifest(tmp_path, tiny_entry(tiny, name="crashy"), limit=35, shard_size=1, seeds=3)
     broken: list[int] = []
 
     def crash_after_first_commit() -> None:
         wait_for(lambda: store.committed(), 600, "a first committed shard", 0.1)
-        (weights / "config.json").write_text("no longer a model configuration")  # every relaunch now fails
+        config.write_text("no longer a model configuration")  # every relaunch now fails
         (guard,) = served_processes("undertow.cluster.server_guard -- ", "--served-model-name crashy")
         (server,) = children(guard)  # vLLM's API server
         os.kill(server, signal.SIGKILL)
@@ -439,11 +444,14 @@ def test_a_deployment_past_its_restart_limit_fails_and_its_remaining_shards_say_
 
     chaos = threading.Thread(target=crash_after_first_commit)
     chaos.start()
-    execution = execute(manifest, store)
-    chaos.join()
+    try:
+        execution = execute(manifest, store)
+        chaos.join()
+    finally:
+        config.write_bytes(whole)
     assert broken, "the server was not killed"
     reason = execution.unreachable["crashy"]
-    assert reason.startswith("vLLM deployment failed: vLLM exited with code 1; 2 restart(s) in a row; its log ends:")
+    assert reason.startswith("vLLM deployment failed: vLLM exited with code 1; 3 restart(s) in a row; its log ends:")
     assert "is not a valid JSON file" in reason
     results = store.results()
     assert Counter(r.episode_id for r in results) == Counter(e.episode_id for s in manifest.shards for e in s.episodes)
