@@ -13,7 +13,6 @@ readback); ``write`` with upstream calls (a menu before an order) also carries t
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,7 +31,7 @@ from undertow.env_core.model import (
     Scenario,
 )
 from undertow.env_core.services.base import Call, Lookup, Service, World, Write
-from undertow.env_core.services.tools import pristine_world
+from undertow.env_core.services.tools import PristineWorld
 
 FAMILY = "services"
 PERMANENT = Persistence()
@@ -47,10 +46,10 @@ class Truth:
 
     def __init__(self, services: Sequence[type[Service]]):
         self.services = {s.name: s for s in services}
-        self.world = pristine_world(services)
+        self.pristine = PristineWorld(services)
 
     def fresh(self) -> World:
-        return copy.deepcopy(self.world)
+        return self.pristine.copy()
 
     def run(self, service: type[Service], calls: Sequence[Call], world: World | None = None) -> list[Any]:
         """Results of ``calls`` made one after another on ``world`` (a fresh one by default)."""

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,14 +18,37 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.ports import free_port_block
 
 BIN = Path(sys.executable).parent
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.2", 0))
-        return int(probe.getsockname()[1])
+def node_ports(head: bool, *also: str) -> dict[str, int]:
+    """Every port a node would otherwise pick itself, chosen outside the ephemeral range (helpers.ports): Ray picks
+    free ephemeral ports and binds them later, and under xdist another test's connections can take one between."""
+    names = ["node-manager-port", "object-manager-port", "metrics-export-port", "dashboard-agent-listen-port"]
+    names += ["dashboard-agent-grpc-port", "runtime-env-agent-port"]
+    if head:
+        names.append("ray-client-server-port")  # 10001 by default: one head per machine
+    names += also
+    base = free_port_block(len(names))  # consecutive, so no two of them are the same
+    return {name: base + i for i, name in enumerate(names)}
+
+
+def flags(ports: dict[str, int]) -> list[str]:
+    return [f"--{name}={port}" for name, port in ports.items()]
+
+
+def start_node(command: list[str], env: dict[str, str], temp: Path) -> None:
+    """``ray start``; when it fails, the error carries what it printed and the end of its logs."""
+    done = subprocess.run(command, env=env, timeout=120, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        logs = sorted((temp / "session_latest" / "logs").glob("*.err")) if (temp / "session_latest").exists() else []
+        tails = "".join(f"\n--- {log.name}:\n{log.read_text(errors='replace')[-1500:]}" for log in logs)
+        raise AssertionError(
+            f"{' '.join(command[:3])} exited with {done.returncode}:\n{done.stdout[-2000:]}"
+            f"\n{done.stderr[-3000:]}{tails}"
+        )
 
 
 def _pids(marker: str, extra: str = "") -> list[int]:
@@ -52,31 +74,35 @@ def two_nodes(head_gpus: int = 0, worker_gpus: int = 0) -> Iterator[tuple[str, s
     # unique, and short: Ray's socket paths live under it and Unix sockets take at most 107 bytes
     temp = Path(tempfile.mkdtemp(prefix="uray", dir="/tmp"))
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "RAY_process_group_cleanup_enabled": "true"}
-    port = _free_port()
+    head_ports = node_ports(True, "port")
+    port = head_ports["port"]
     common = ["--num-cpus=1", "--memory=1500000000", "--object-store-memory=150000000", "--disable-usage-stats"]
     head = [
         str(BIN / "ray"),
         "start",
         "--head",
         "--node-ip-address=127.0.0.2",
-        f"--port={port}",
         "--include-dashboard=false",
         f"--temp-dir={temp}",
         f"--num-gpus={head_gpus}",
+        *flags(head_ports),
         *common,
     ]
-    worker = [
-        str(BIN / "ray"),
-        "start",
-        f"--address=127.0.0.2:{port}",
-        "--node-ip-address=127.0.0.3",
-        f"--dashboard-agent-listen-port={_free_port()}",
-        f"--num-gpus={worker_gpus}",
-        *common,
-    ]
+
+    def worker() -> list[str]:  # its ports are chosen once the head holds its own
+        return [
+            str(BIN / "ray"),
+            "start",
+            f"--address=127.0.0.2:{port}",
+            "--node-ip-address=127.0.0.3",
+            f"--num-gpus={worker_gpus}",
+            *flags(node_ports(False)),
+            *common,
+        ]
+
     try:
-        for command in (head, worker):
-            subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
+        start_node(head, env, temp)
+        start_node(worker(), env, temp)
         yield f"127.0.0.2:{port}", str(temp), env
     finally:
         for pid in _pids(str(temp)):
@@ -152,17 +178,16 @@ def job_cluster() -> Iterator[tuple[str, dict[str, str]]]:
     """A one-node cluster with its dashboard (the Ray Jobs server), on ports of its own."""
     temp = Path(tempfile.mkdtemp(prefix="uray", dir="/tmp"))
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
-    dashboard = _free_port()
+    ports = node_ports(True, "port", "dashboard-port")
+    dashboard = ports["dashboard-port"]
     command = [
         str(BIN / "ray"),
         "start",
         "--head",
         "--node-ip-address=127.0.0.2",
-        f"--port={_free_port()}",
         "--include-dashboard=true",
         "--dashboard-host=127.0.0.2",
-        f"--dashboard-port={dashboard}",
-        f"--dashboard-agent-listen-port={_free_port()}",
+        *flags(ports),
         f"--temp-dir={temp}",
         "--num-cpus=2",
         "--memory=2000000000",
@@ -170,7 +195,7 @@ def job_cluster() -> Iterator[tuple[str, dict[str, str]]]:
         "--disable-usage-stats",
     ]
     try:
-        subprocess.run(command, env=env, check=True, timeout=120, capture_output=True)
+        start_node(command, env, temp)
         yield f"http://127.0.0.2:{dashboard}", env
     finally:
         for pid in _pids(str(temp)):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -12,27 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helpers.paths import REPO
+from helpers.ports import free_port_block
 
 SCRIPT = REPO / "infra" / "local-services.sh"
 BUCKET = "undertow"
 S3_PORTS = 8  # SeaweedFS listens on the S3 port and the 7 after it
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port_block(count: int, start: int = 30000) -> int:
-    """The first port of ``count`` consecutive free ones (above Ray's worker range, 10002–19999)."""
-    for base in range(start + (os.getpid() % 500) * 20, 60000, 20):
-        if all(_free(base + i) for i in range(count)):
-            return base
-    raise RuntimeError("no block of free ports")
 
 
 @dataclass

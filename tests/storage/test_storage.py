@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers.tracking_stack import BUCKET, TrackingStack, free_port_block
+from helpers.ports import free_port_block
+from helpers.tracking_stack import BUCKET, TrackingStack
 
 from undertow.cluster.config import SweepConfig
 from undertow.cluster.plan import plan_sweep

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 import yaml
 from helpers.endpoint import Reply, answer, scripted_server
+from helpers.ports import free_port
 from helpers.spider import make_spider
 from typer.testing import CliRunner
 
@@ -40,10 +40,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def refused_url() -> str:
     """An endpoint on 127.0.0.2 where nothing listens: every connection is refused."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.2", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.2:{port}/v1"
+    return f"http://127.0.0.2:{free_port()}/v1"
 
 
 def documenting(request: dict[str, Any]) -> Reply:
