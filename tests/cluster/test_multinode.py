@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.ports import free_port_block
+from helpers.processes import children_of, processes_with
 
 BIN = Path(sys.executable).parent
 
@@ -49,22 +50,6 @@ def start_node(command: list[str], env: dict[str, str], temp: Path) -> None:
             f"{' '.join(command[:3])} exited with {done.returncode}:\n{done.stdout[-2000:]}"
             f"\n{done.stderr[-3000:]}{tails}"
         )
-
-
-def _pids(marker: str, extra: str = "") -> list[int]:
-    """PIDs of this test's Ray processes: every one carries the cluster's own temp dir in its command line."""
-    listing = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True, check=True).stdout
-    return [
-        int(line.split()[0])
-        for line in listing.splitlines()
-        if marker in line and extra in line and "ps -eww" not in line
-    ]
-
-
-def _children(parents: list[int]) -> list[int]:
-    listing = subprocess.run(["ps", "-eww", "-o", "pid,ppid"], capture_output=True, text=True, check=True).stdout
-    rows = [line.split() for line in listing.splitlines()[1:]]
-    return [int(pid) for pid, ppid in rows if int(ppid) in parents]
 
 
 @contextlib.contextmanager
@@ -105,7 +90,7 @@ def two_nodes(head_gpus: int = 0, worker_gpus: int = 0) -> Iterator[tuple[str, s
         start_node(worker(), env, temp)
         yield f"127.0.0.2:{port}", str(temp), env
     finally:
-        for pid in _pids(str(temp)):
+        for pid in processes_with(str(temp)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(temp, ignore_errors=True)
@@ -198,7 +183,7 @@ def job_cluster() -> Iterator[tuple[str, dict[str, str]]]:
         start_node(command, env, temp)
         yield f"http://127.0.0.2:{dashboard}", env
     finally:
-        for pid in _pids(str(temp)):
+        for pid in processes_with(str(temp)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         shutil.rmtree(temp, ignore_errors=True)
@@ -347,8 +332,8 @@ def test_the_second_node_dying_mid_run_loses_nothing(cluster: Cluster, tmp_path:
     # the second node has committed a shard, so it is working on the next one when it dies
     while time.monotonic() < deadline and not _ran_on(tmp_path, "127.0.0.3"):
         time.sleep(0.1)
-    second = _pids(temp, "node_ip_address=127.0.0.3")
-    second += _children(second)  # the node's worker processes (their titles do not carry the marker)
+    second = processes_with(temp, "node_ip_address=127.0.0.3")
+    second += children_of(*second)  # the node's worker processes (their titles do not carry the marker)
     assert second, "the second node's processes were not found"
     for pid in second:  # the worker node dies: its raylet and its workers
         os.kill(pid, signal.SIGKILL)

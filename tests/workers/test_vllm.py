@@ -23,6 +23,7 @@ import ray
 import yaml
 from helpers.cli import UNDERTOW
 from helpers.paths import FAIL_TALMS
+from helpers.processes import children_of, processes_with
 from helpers.tiny_model import build_tiny_model
 
 from undertow.cluster.config import SweepConfig
@@ -72,30 +73,6 @@ def tiny_entry(weights: str | Path, **changes: object) -> dict[str, Any]:
 
 def tiny_config(weights: str | Path, **changes: object) -> VLLMModel:
     return VLLMModel.model_validate(tiny_entry(weights, **changes))
-
-
-def served_processes(*markers: str) -> list[int]:
-    """PIDs of processes whose command line carries every marker (a model name given to --served-model-name, ...):
-    never another test's processes, which may run beside these under xdist."""
-    listing = subprocess.run(["ps", "-eww", "-o", "pid,args"], capture_output=True, text=True, check=True).stdout
-    return [
-        int(line.split()[0])
-        for line in listing.splitlines()[1:]
-        if all(marker in line for marker in markers) and "ps -eww" not in line
-    ]
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(name))
-            except (OSError, IndexError):
-                continue
-    return found
 
 
 def wait_for(condition: Any, timeout_s: float, what: str, every_s: float = 0.2) -> Any:
@@ -153,7 +130,7 @@ def test_a_sweep_with_the_default_workers_deploys_the_model_and_finishes(tiny: P
     assert manifest["config"]["models"][0]["weights"] == str(tiny)
     (log,) = (run_dir / "deployments").glob("tiny-*.log")  # the server's log, in the run's own folder
     assert log.stat().st_size > 0
-    assert served_processes("--served-model-name tiny") == []  # nothing of the server outlives the run
+    assert processes_with("--served-model-name tiny") == []  # nothing of the server outlives the run
     # the driver's VLLM_CACHE_ROOT reached the server: its compilation is in the shared cache, not in the run
     assert list(Path(os.environ["VLLM_CACHE_ROOT"]).glob("torch_compile_cache/*"))
     assert not list(run_dir.rglob("torch_compile_cache"))
@@ -208,7 +185,7 @@ def test_a_server_that_misses_its_start_up_deadline_is_ended_and_named(
     assert reason.startswith("vLLM deployment failed: vLLM did not answer /health within 8 s; its log ends:")
     results = store.results()
     assert len(results) == 4 and all(r.outcome == Outcome.infra_error and r.error == reason for r in results)
-    assert served_processes("--served-model-name slowstart") == []
+    assert processes_with("--served-model-name slowstart") == []
 
 
 def test_a_replica_actor_that_dies_takes_its_server_with_it(tiny: Path, tmp_path: Path, ray_local: None) -> None:
@@ -221,7 +198,7 @@ def test_a_replica_actor_that_dies_takes_its_server_with_it(tiny: Path, tmp_path
     wait_for(lambda: not group_members(group), 60, "the server's process group to end")
     with pytest.raises(ray.exceptions.RayActorError):
         ray.get(starting, timeout=60)
-    assert served_processes("--served-model-name orphan") == []
+    assert processes_with("--served-model-name orphan") == []
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -368,7 +345,7 @@ def test_a_server_killed_mid_run_ends_its_whole_group_and_comes_back(server, smo
     while time.monotonic() < deadline and _running_requests(info["url"]) < 1:
         time.sleep(0.05)
     group = info["pid"]
-    (api_server,) = children(group)  # the guard's one child: vLLM's API server
+    (api_server,) = children_of(group)  # the guard's one child: vLLM's API server
     others = [pid for pid in group_members(group) if pid not in (group, api_server)]
     assert others, "vLLM's engine process was not found in the server's group"
     os.kill(api_server, signal.SIGKILL)  # the API server alone: its engine process is left behind
@@ -416,7 +393,7 @@ def test_a_stop_during_a_relaunch_leaves_no_server_running(server) -> None:
     assert group_members(launched) == []
     time.sleep(5)  # the supervisor does not launch again after the stop
     assert ray.get(server.info.remote())["events"] == after["events"]
-    assert served_processes(f"--port {before['url'].rsplit(':', 1)[1].removesuffix('/v1')}") == []
+    assert processes_with(f"--port {before['url'].rsplit(':', 1)[1].removesuffix('/v1')}") == []
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -437,8 +414,8 @@ def test_a_deployment_past_its_restart_limit_fails_and_its_remaining_shards_say_
     def crash_after_first_commit() -> None:
         wait_for(lambda: store.committed(), 600, "a first committed shard", 0.1)
         config.write_text("no longer a model configuration")  # every relaunch now fails
-        (guard,) = served_processes("undertow.cluster.server_guard -- ", "--served-model-name crashy")
-        (server,) = children(guard)  # vLLM's API server
+        (guard,) = processes_with("undertow.cluster.server_guard -- ", "--served-model-name crashy")
+        (server,) = children_of(guard)  # vLLM's API server
         os.kill(server, signal.SIGKILL)
         broken.append(server)
 
@@ -458,4 +435,4 @@ def test_a_deployment_past_its_restart_limit_fails_and_its_remaining_shards_say_
     told = [r for r in results if r.error == reason]
     assert told and all(r.outcome == Outcome.infra_error for r in told)  # shards after the failure: its reason
     assert any(r.outcome != Outcome.infra_error for r in results)  # the shards before the crash were scored
-    assert served_processes("--served-model-name crashy") == []
+    assert processes_with("--served-model-name crashy") == []
