@@ -143,12 +143,22 @@ def execute(
     execution = Execution()
     waves = plan_deployments(pending)
 
+    by_id = {s.shard_id: s for s in pending}
+
     def commit(output: ShardOutput) -> None:
         if merge and output.shard_id in merge:  # a partial rerun: the shard's kept episodes join the new ones
             results, trajectories = merge[output.shard_id]
             output.results = [*results, *output.results]
             output.trajectories = [*trajectories, *output.trajectories]
-        store.commit(output)
+        try:
+            store.commit(output)
+        except OSError:  # the store itself is down or full (StorageUnavailable too): the driver cannot go on
+            raise
+        except Exception as exc:  # content that could not be written: the shard fails alone, with why
+            reason = f"the shard's results could not be stored: {describe(exc)}"
+            execution.warnings.append(f"shard {output.shard_id}: {reason}")
+            output = infra_error_shard(by_id[output.shard_id], reason)
+            store.commit(output)
         execution.committed.append(output.shard_id)
         if on_commit is not None:
             on_commit(output)

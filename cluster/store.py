@@ -46,6 +46,7 @@ import pyarrow.parquet as pq
 from undertow.cluster.plan import RunManifest
 from undertow.env_core.errors import ConfigError, InfraError
 from undertow.env_core.model import EpisodeResult, Trajectory
+from undertow.env_core.untrusted import clean_value
 from undertow.storage import LocalObjects, S3Objects, StorageUnavailable, is_s3, join_uri
 from undertow.workers.runner import ShardOutput
 
@@ -230,7 +231,7 @@ class RunStore:
 
     def commit(self, output: ShardOutput) -> None:
         """Write a finished shard: traces first, then the results object that marks it done."""
-        lines = "".join(t.model_dump_json() + "\n" for t in output.trajectories).encode()
+        lines = "".join(_trajectory_line(t) for t in output.trajectories).encode()
         self._write(
             (f"traces/{output.shard_id}.jsonl.gz", gzip.compress(lines, compresslevel=6, mtime=0)),
             (f"results/{output.shard_id}.parquet", results_parquet(output.results)),
@@ -407,9 +408,19 @@ class RunStore:
                     text = self._read(f"traces/{shard}.jsonl").decode()
                 except KeyError:
                     continue
-            for line in text.splitlines():
+            # "\n" only: str.splitlines also breaks at U+2028, U+2029 and NEL, which JSON strings carry unescaped
+            for line in text.split("\n"):
                 if line:
                     yield Trajectory.model_validate_json(line)
+
+
+def _trajectory_line(trajectory: Trajectory) -> str:
+    """One trajectory as a JSON line. Its model text was cleaned when it entered it (env_core.untrusted); should a
+    value ever slip past, it is cleaned here rather than failing the shard's commit."""
+    try:
+        return trajectory.model_dump_json() + "\n"
+    except ValueError:  # pydantic's serialization error (a lone surrogate, a number it cannot print)
+        return json.dumps(clean_value(trajectory.model_dump(mode="python")), ensure_ascii=False) + "\n"
 
 
 def parquet_rows(data: bytes, columns: list[str] | None = None) -> list[dict[str, Any]]:
@@ -433,6 +444,8 @@ def _result_schema() -> tuple[pa.Schema, frozenset[str]]:
             args = [a for a in typing.get_args(annotation) if a is not type(None)]
             nullable = len(args) < len(typing.get_args(annotation))
             annotation = args[0] if len(args) == 1 else annotation
+        if typing.get_origin(annotation) is typing.Annotated:  # a cleaned type (env_core.untrusted): its base
+            annotation = typing.get_args(annotation)[0]
         if typing.get_origin(annotation) in (dict, list) or annotation in (dict, list):
             # family-specific facts (details) differ by family: JSON text keeps one column type for all shards
             kind = pa.string()

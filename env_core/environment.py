@@ -36,7 +36,8 @@ from undertow.env_core.simulated import (
     person_messages,
     read_emulated,
 )
-from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput
+from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput, shorten_quotes
+from undertow.env_core.untrusted import ARGUMENTS_CUT, capped
 
 ASK_USER_SPEC = ToolSpec(
     name=ASK_USER,
@@ -238,10 +239,14 @@ class Environment:
             fault = self._fault_runtime.removed_call(call.name)
             listed = sorted(spec.name for spec in self.tools())
             hint = f"Available tools: {', '.join(listed)}." if len(listed) <= 30 else "Use search_tools to find tools."
-            error = ToolError(type="unknown_tool", message=f"Unknown tool '{call.name}'. {hint}")
+            error = ToolError(type="unknown_tool", message=f"Unknown tool '{capped(call.name)}'. {hint}")
         elif (intercepted := self._fault_runtime.intercept(call.name)) is not None:
             # A down tool fails before its arguments are looked at, as a real service would.
             error, fault = intercepted
+        elif ARGUMENTS_CUT in call.arguments:  # too large to record, so not run either: what ran is what is recorded
+            error = ToolError(
+                type="invalid_arguments", message=f"Invalid arguments for {call.name}: {call.arguments[ARGUMENTS_CUT]}"
+            )
         elif call.unparsed_arguments is not None:
             error = ToolError(
                 type="invalid_arguments",
@@ -252,7 +257,7 @@ class Environment:
             arguments, error, fault = self._fault_runtime.drift_arguments(call.name, spec, call.arguments)
             message = None if error is not None else self.toolbox.argument_error(spec, arguments)
             if message is not None:
-                error = ToolError(type="invalid_arguments", message=message)
+                error = ToolError(type="invalid_arguments", message=shorten_quotes(message, arguments))
             elif error is None:
                 # at most one fault per call: a drifted argument already is this call's fault
                 silent = (
@@ -274,9 +279,10 @@ class Environment:
                     else:
                         result = self.toolbox.execute(self._state, spec, arguments)
                 except ToolExecutionError as exc:
-                    error = ToolError(type=exc.error_type, message=str(exc))
+                    # a refusal quotes the model's arguments short, however long they are
+                    error = ToolError(type=exc.error_type, message=shorten_quotes(str(exc), arguments))
                 if isinstance(result, ToolOutput):
-                    result, notes = result.value, result.notes
+                    result, notes = result.value, [shorten_quotes(note, arguments) for note in result.notes]
                 if error is None and silent is not None:
                     result, fault = self._fault_runtime.alter(silent[0], silent[1], call.name, result)
         disclosed = self._disclosure.after_call(call.name, failed=error is not None)

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from undertow.env_core.untrusted import ArgumentText, ArgumentValue, ModelRecord, ModelText, ModelValue
+
 SCHEMA_VERSION = 1
 
 
@@ -482,11 +484,13 @@ class Scenario(Versioned):
 
 
 class ToolCall(Strict):
-    id: str
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    """A call as the model wrote it: every field is model text, cleaned (env_core.untrusted)."""
+
+    id: ArgumentText
+    name: ArgumentText
+    arguments: ArgumentValue = Field(default_factory=dict)
     # Set when the model's arguments were not valid JSON: the raw text is kept for the trace.
-    unparsed_arguments: str | None = None
+    unparsed_arguments: ArgumentText | None = None
 
 
 class Action(Strict):
@@ -495,7 +499,7 @@ class Action(Strict):
 
     kind: Literal["tool_call", "code", "final_answer", "give_up"]
     tool_call: ToolCall | None = None
-    content: str | None = None
+    content: ModelText | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> Action:
@@ -508,7 +512,7 @@ class ToolError(Strict):
     type: (
         str  # unavailable | timeout | rate_limit | service_unavailable | invalid_arguments | unknown_tool | tool_error
     )
-    message: str
+    message: ArgumentText  # may quote the model's arguments
     retryable: bool = False
 
 
@@ -519,15 +523,15 @@ class FiredFault(Strict):
 
 
 class Observation(Strict):
-    call_id: str
-    tool: str
+    call_id: ArgumentText
+    tool: ArgumentText
     ok: bool
-    result: Any = None
+    result: ModelValue = None
     error: ToolError | None = None
     fault: FiredFault | None = None
     latency_ms: float = 0.0
     disclosed: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)  # text the tool printed beside its result (hints)
+    notes: list[ModelText] = Field(default_factory=list)  # text the tool printed beside its result (hints)
     emulated: bool = False  # a helper model answered for a tool whose real API is out of reach
 
     def content(self) -> str:
@@ -562,8 +566,11 @@ class Turn(Strict):
     of the request and the response (replay checks them), and how its text was parsed. The actions it led to are
     the steps with this turn index."""
 
+    # parse_error is set after the turn is recorded: assignments are cleaned too
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
     index: int
-    content: str | None = None
+    content: ModelText | None = None
     tool_calls: list[ToolCall] = Field(default_factory=list)
     latency_ms: float = 0.0
     usage: Usage = Field(default_factory=Usage)
@@ -572,7 +579,7 @@ class Turn(Strict):
     response_sha256: str = ""
     # which parser stage read the reply: text protocols always; function calling when its calls came as text
     parse_stage: str | None = None
-    parse_error: str | None = None  # the reply could not be parsed (fed back to the model)
+    parse_error: ModelText | None = None  # the reply could not be parsed (fed back to the model)
 
 
 class Outcome(StrEnum):
@@ -599,10 +606,13 @@ class AwarenessAnswer(Strict):
 
     question: Literal["info", "tool"]
     answer: Literal["yes", "idk", "no"] | None = Field(description="None: the reply began with none of them")
-    reply: str = ""
+    reply: ModelText = ""
 
 
 class Trajectory(Versioned):
+    # final_answer, answer_result and error are set as the episode goes: assignments are cleaned too
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
     episode_id: str
     scenario_id: str
     model: str
@@ -611,16 +621,16 @@ class Trajectory(Versioned):
     faults: list[FaultSpec] = Field(default_factory=list)
     turns: list[Turn] = Field(default_factory=list)
     steps: list[Step] = Field(default_factory=list)
-    final_answer: str | None = None
+    final_answer: ModelText | None = None
     gave_up: bool = False
     awareness: AwarenessAnswer | None = None  # the awareness question's answer, under a setting that asks one
     skipped: bool = False  # the agent answered No to the awareness question, so the task was not attempted
     # what the final answer denotes in the episode's environment (ToolBox.answer_result: a query's rows, a
     # variable's entities), worked out when the answer was given; None where the tool box has no reading of it
-    answer_result: Any = None
+    answer_result: ModelValue = None
     outcome: Outcome = Outcome.scored
-    error: str | None = None  # "Type: message" of what ended the episode early
-    error_trace: str | None = None  # the last frames of its traceback, one "file:line in function" per line
+    error: ModelText | None = None  # "Type: message" of what ended the episode early
+    error_trace: ModelText | None = None  # the last frames of its traceback, one "file:line in function" per line
 
     def tool_steps(self) -> list[Step]:
         return [s for s in self.steps if s.action.kind == "tool_call"]
@@ -663,10 +673,10 @@ class EpisodeResult(Versioned):
     wall_ms: float = 0.0
     model_ms: float = 0.0
     tool_ms: float = 0.0
-    error: str | None = None  # "Type: message" of what ended the episode early
-    error_trace: str | None = None  # the last frames of its traceback (status shows them)
+    error: ModelText | None = None  # "Type: message" of what ended the episode early
+    error_trace: ModelText | None = None  # the last frames of its traceback (status shows them)
     worker: str = ""  # host:pid of the process that ran the episode
-    details: dict[str, Any] = Field(default_factory=dict)  # family-specific per-episode facts (error category, ...)
+    details: ModelRecord = Field(default_factory=dict)  # family-specific per-episode facts (error category, ...)
     # how the answer was matched against gold (the suite's ``answers``): strict (records keyed by the original
     # column names) or lenient (the gold values anywhere in the answer, prose included)
     answers: Literal["lenient", "strict"] = "lenient"

@@ -7,12 +7,14 @@ whose tools are parameterized SQL queries run on a private in-memory copy of the
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import math
 import sqlite3
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from undertow.env_core.model import Scenario, ToolSpec
+from undertow.env_core.untrusted import capped
 
 
 class ToolExecutionError(Exception):
@@ -36,8 +39,18 @@ class ToolExecutionError(Exception):
 # an invalid-arguments observation instead of failing inside a tool (SQLite binds signed 64-bit integers only).
 INT_RANGE = (-(2**63), 2**63 - 1)
 MAX_DEPTH = 32  # levels of nested arrays / objects below an argument
-MAX_STRING = 1_000_000  # characters
+# characters of one string: far above any real argument (the longest gold argument of the shipped families is a
+# 344-character SQL query), low enough that no tool's work on one (a regex, difflib, a LIKE) takes long
+MAX_STRING = 4_000
 MAX_ITEMS = 100_000  # elements of one array or object
+QUOTE_CHARS = 200  # characters of an argument a refusal quotes
+MAX_MESSAGE = 2_000  # characters of a tool error or note: what no quotation shortened is cut here
+_SCANNED = 100_000  # characters of a message searched for long arguments to quote short
+_QUOTATIONS = 64  # long arguments looked for in one message
+# SQLite work on model-chosen values is bounded: a statement running longer is interrupted (a tool error), so that
+# no call holds the worker for long
+QUERY_TIMEOUT_S = 5.0
+_PROGRESS_STEPS = 10_000  # SQLite virtual-machine steps between looks at the clock
 
 
 def _shown(value: int) -> str:
@@ -56,9 +69,69 @@ def _text_problem(text: str, what: str) -> str | None:
 
 
 def _path(where: str, key: object) -> str:
-    """``where.key``, with lone surrogates escaped so that the message itself can be sent to the model."""
-    name = str(key).encode("utf-8", "backslashreplace").decode("utf-8")
+    """``where.key``, with lone surrogates escaped so that the message itself can be sent to the model, and a long
+    name quoted short."""
+    name = capped(str(key).encode("utf-8", "backslashreplace").decode("utf-8"))
     return f"{where}.{name}" if where else name
+
+
+def _long_strings(value: Any, limit: int) -> set[str]:
+    """The strings (and names) in a JSON value longer than ``limit``; iterative, whatever the nesting."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) > limit:
+                found.add(item)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return found
+
+
+def shorten_quotes(message: str, arguments: Any, limit: int = QUOTE_CHARS) -> str:
+    """A refusal or a note as the model reads it: every long argument it repeats (as is, or as Python or JSON
+    writes it) quoted short, and the whole kept under ``MAX_MESSAGE`` characters, so that a refused 1 MB argument
+    does not come back whole."""
+    if len(message) <= limit:
+        return message
+    # bounded work whatever the arguments hold: the head of the message, the longest arguments (a shorter one may
+    # be part of a longer one, so these go first)
+    total, message = len(message), message[:_SCANNED]
+    for text in sorted(_long_strings(arguments, limit), key=len, reverse=True)[:_QUOTATIONS]:
+        for form in (text, repr(text)[1:-1], json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]):
+            if len(form) > limit and form in message:
+                message = message.replace(form, capped(form, limit))
+    if len(message) > MAX_MESSAGE or total > _SCANNED:
+        message = f"{message[:MAX_MESSAGE]}… ({total if total > _SCANNED else len(message):,} characters)"
+    return message
+
+
+class QueryTimeout(sqlite3.OperationalError):
+    """A statement stopped by ``time_limit``."""
+
+
+@contextlib.contextmanager
+def time_limit(conn: sqlite3.Connection, seconds: float | None) -> Iterator[None]:
+    """Interrupt a statement of ``conn`` that runs past ``seconds`` (None: no limit), with an error that says so:
+    ``QueryTimeout("the query ran past the 5 s time limit and was stopped")``. SQLite releases the
+    interpreter lock while it runs, and calls the handler every few thousand steps."""
+    if seconds is None:
+        yield
+        return
+    deadline = time.monotonic() + seconds
+    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), _PROGRESS_STEPS)
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if str(exc) != "interrupted":
+            raise
+        raise QueryTimeout(f"the query ran past the {seconds:g} s time limit and was stopped") from exc
+    finally:
+        conn.set_progress_handler(None, 0)
 
 
 def value_problem(arguments: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -176,13 +249,15 @@ class ToolBox(ABC):
         error = best_match(validator.iter_errors(arguments))
         if error is None:
             return None
-        where = ".".join(str(p) for p in error.absolute_path)
+        where = ".".join(capped(str(p)) for p in error.absolute_path)
         message = error.message
         # a value none of an anyOf's forms takes: name the allowed values rather than "any of the given schemas"
         listed = [e for e in error.context or () if e.validator == "enum"] if error.validator == "anyOf" else []
         if listed:
             message = f"{listed[0].message} (nor any other form this argument takes)"
-        return f"Invalid arguments for {spec.name}: {message}" + (f" (at '{where}')" if where else "")
+        # jsonschema quotes the offending value whole: a long one comes back short
+        text = f"Invalid arguments for {spec.name}: {message}" + (f" (at '{where}')" if where else "")
+        return shorten_quotes(text, arguments)
 
 
 MAIN = "main"  # the database of a single-database tool box
@@ -250,8 +325,15 @@ class SqliteToolBox(ToolBox):
     its own copies, so writes never leak between episodes.
     """
 
-    def __init__(self, specs: Iterable[ToolSpec], databases: Mapping[str, Database] | Database):
+    def __init__(
+        self,
+        specs: Iterable[ToolSpec],
+        databases: Mapping[str, Database] | Database,
+        *,
+        timeout_s: float | None = QUERY_TIMEOUT_S,
+    ):
         super().__init__(specs)
+        self.timeout_s = timeout_s
         if not isinstance(databases, Mapping):
             databases = {MAIN: databases}
         for spec in self.specs.values():
@@ -278,7 +360,8 @@ class SqliteToolBox(ToolBox):
             params = {k: json.dumps(v) if isinstance(v, list) else v for k, v in arguments.items()}
             for name in spec.parameters.get("properties", {}):
                 params.setdefault(name, None)
-            return fetch_rows(conn, spec.binding["sql"], params)
+            with time_limit(conn, self.timeout_s):
+                return fetch_rows(conn, spec.binding["sql"], params)
         # the arguments are the model's: one SQLite cannot bind (an int past 64 bits: OverflowError; a lone
         # surrogate: UnicodeEncodeError, a ValueError) is an error the model reads, like a failing query
         except (sqlite3.Error, OverflowError, ValueError) as exc:

@@ -12,25 +12,44 @@ import json
 import math
 import re
 from collections import Counter
+from decimal import Decimal, localcontext
 from typing import Any, Literal
+
+from undertow.env_core.untrusted import MAX_DEPTH
 
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
 _FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.DOTALL)
 
 
+class UnscorableAnswer(ValueError):
+    """An answer that cannot be compared with gold (nested deeper than any answer can be, a number too long to
+    read): a wrong answer, the model's doing (the runner records it with the detail ``unscorable_answer``)."""
+
+
+# Beyond this magnitude a float no longer holds every integer: such numbers are compared exactly, as text
+_EXACT_FROM = 2**53
+# Digits of a number's text read exactly; a longer number (Python reads at most 4,300 digits) cannot be compared
+_MAX_DIGITS = 4000
+
+
 def normalize_scalar(value: Any) -> str:
     """Canonical text of one scalar: numbers rounded to 4 decimals (3 == 3.0 == "3,000"/1000 style), text casefolded
-    with whitespace collapsed, None as ``null``."""
+    with whitespace collapsed, None as ``null``. Numbers beyond 2**53 (past what a float holds exactly, and past
+    its range) are compared exactly: integers as integers, others as decimals rounded to 4 places."""
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float):
-        return _number(float(value))
+    if isinstance(value, int):
+        return _number(float(value)) if abs(value) < _EXACT_FROM else _exact(str(value))
+    if isinstance(value, float):
+        return _number(value)
     text = " ".join(str(value).split()).casefold()
     if _NUMBER.match(text):
-        return _number(float(text.replace(",", "")))
+        digits = text.replace(",", "")
+        number = float(digits)
+        return _number(number) if abs(number) < _EXACT_FROM else _exact(digits)
     return text
 
 
@@ -41,13 +60,52 @@ def _number(x: float) -> str:
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 
 
+def _exact(digits: str) -> str:
+    """A large number's canonical text from its decimal digits (no exponent, no separators)."""
+    if len(digits) > _MAX_DIGITS:
+        raise UnscorableAnswer(f"a number of {len(digits):,} digits")
+    with localcontext(prec=len(digits) + 8):  # enough digits that rounding to 4 places is exact
+        text = f"{Decimal(digits).quantize(Decimal('0.0001')):f}"
+    text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "+0", "") else text.removeprefix("+")
+
+
 def flatten(value: Any) -> list[Any]:
-    """All scalar values inside nested lists and dicts (dict keys are names, not values, and are dropped)."""
-    if isinstance(value, dict):
-        return [v for item in value.values() for v in flatten(item)]
-    if isinstance(value, list | tuple | set):
-        return [v for item in value for v in flatten(item)]
-    return [value]
+    """All scalar values inside nested lists and dicts (dict keys are names, not values, and are dropped), in
+    order. Iterative: the depth of a model's answer never reaches the interpreter's recursion limit."""
+    values: list[Any] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list | tuple | set):
+            stack.extend(reversed(list(item)))
+        else:
+            values.append(item)
+    return values
+
+
+def depth(value: Any) -> int:
+    """How many containers deep ``value`` nests (a scalar: 0); iterative."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list | tuple | set) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def comparable(value: Any) -> Any:
+    """``value``, refused as :class:`UnscorableAnswer` when it nests deeper than :data:`MAX_DEPTH` (the recursive
+    normalizers below, and hashing their tuples, are then safe)."""
+    if depth(value) > MAX_DEPTH:
+        raise UnscorableAnswer(f"nested deeper than {MAX_DEPTH} levels")
+    return value
 
 
 def parse_structured(text: str) -> Any | None:
@@ -66,7 +124,7 @@ def parse_structured(text: str) -> Any | None:
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
             if isinstance(value, list | dict | int | float | str):
-                return value
+                return comparable(value)
     return None
 
 
@@ -82,7 +140,7 @@ def answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
     if predicted is None:
         return False
     expected = Counter(normalize_scalar(v) for v in flatten(gold))
-    structured = parse_structured(predicted) if isinstance(predicted, str) else predicted
+    structured = parse_structured(predicted) if isinstance(predicted, str) else comparable(predicted)
     if isinstance(structured, list | dict) or (structured is not None and not isinstance(predicted, str)):
         values = [normalize_scalar(v) for v in flatten(structured)]
         if ordered:
@@ -112,7 +170,7 @@ def _strict_value(predicted: Any) -> tuple[bool, Any]:
     one JSON / Python literal (possibly inside a single code fence, which is how text protocols write it). An
     answer with prose around its structure is not structured: strict matching does not dig values out of text."""
     if not isinstance(predicted, str):
-        return True, predicted
+        return True, comparable(predicted)
     text = predicted.strip()
     fenced = _FENCE.fullmatch(text)
     if fenced:
@@ -125,7 +183,7 @@ def _strict_value(predicted: Any) -> tuple[bool, Any]:
         # "1,000" is a Python tuple literal; a tuple counts only when written with its parentheses
         if isinstance(value, tuple) and not text.startswith("("):
             continue
-        return True, value
+        return True, comparable(value)
     return False, text
 
 

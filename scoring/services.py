@@ -61,6 +61,7 @@ from undertow.env_core.model import (
     Trajectory,
 )
 from undertow.env_core.services import build
+from undertow.scoring.answers import normalize_scalar
 from undertow.scoring.stats import wilson_interval
 from undertow.scoring.trajectory import (
     ALL_TIERS,
@@ -350,9 +351,7 @@ def _replace_times(text: str) -> str:
 
 
 def _number_text(m: re.Match[str]) -> str:
-    value = float(m[1].replace(",", "") + (f".{m[2]}" if m[2] else ""))
-    rounded = round(value, 4)
-    return str(int(rounded)) if rounded == int(rounded) else f"{rounded:.4f}".rstrip("0")
+    return normalize_scalar(m[1].replace(",", "") + (f".{m[2]}" if m[2] else ""))  # exact past float range
 
 
 def normal_clauses(text: str) -> list[str]:

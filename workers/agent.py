@@ -36,6 +36,7 @@ from undertow.env_core.model import (
 )
 from undertow.env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
 from undertow.env_core.search import SEARCH_TOOLS
+from undertow.env_core.untrusted import clean_value
 from undertow.scoring.answers import parse_awareness
 from undertow.workers.clients import ChatReply, ModelClient, ModelError
 from undertow.workers.parsers import (
@@ -267,6 +268,9 @@ async def _model_turn(
     client: ModelClient, messages: list[dict[str, Any]], tools: list[dict[str, Any]], index: int, trajectory: Trajectory
 ) -> ChatReply | None:
     """Ask the model for its next reply and record the turn; None (outcome model_error recorded) if it failed."""
+    # what the model reads back (kernel output, tool results, its own arguments) went through the same cleaning as
+    # the trajectory: a lone surrogate in a cell's output cannot make the request unsendable
+    messages[:] = clean_value(messages)
     started = time.perf_counter()
     try:
         reply = await client.complete(messages, tools)

@@ -13,9 +13,11 @@ import socket
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from pydantic import Field
 
+from undertow.env_core.environment import Environment
 from undertow.env_core.errors import Category, InfraError, UndertowError, classify, describe, last_frames
 from undertow.env_core.families import get_family
 from undertow.env_core.faults import Setting, expects_give_up, posed
@@ -23,8 +25,10 @@ from undertow.env_core.model import EpisodeResult, HelperModel, Outcome, Scenari
 from undertow.env_core.sandbox import SandboxConfig
 from undertow.env_core.search import Searcher
 from undertow.env_core.suites import Suite, SuiteRef, load_ref
+from undertow.env_core.untrusted import capped
 from undertow.retrieval.index import RetrievalConfig
 from undertow.retrieval.service import searcher_for
+from undertow.scoring.answers import UnscorableAnswer
 from undertow.scoring.trajectory import score_trajectory
 from undertow.workers.agent import PROTOCOLS, AgentConfig, ask_awareness
 from undertow.workers.clients import HelperClient, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
@@ -210,19 +214,14 @@ async def run_episode(
         env.close()
     result = _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0)
     if trajectory.outcome.judged:
-        first_tried = env.first_tried_tools()
-        expected = expects_give_up(scenario, env.faults, first_tried)
-        family = get_family(suite.family, shard.suite.family_ref)
-        scorer = getattr(family, "score", None) or score_trajectory
-        scored = scorer(trajectory, scenario, expected, answers=shard.suite.answers)
-        details = family.episode_details(
-            trajectory,
-            scenario,
-            correct=scored.correct,
-            searched=shard.suite.access.mode == "open",
-            first_tried=first_tried,
-        )
-        judge = getattr(family, "judge", None)
+        try:
+            result = score_episode(shard, suite, scenario, env, trajectory, result)
+        except Exception as exc:  # a scorer that fails on something else is a harness bug: this episode only
+            trajectory.outcome = Outcome.infra_error
+            trajectory.error = f"scorer error: {describe(exc)}"
+            trajectory.error_trace = last_frames(exc)
+            return _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0), trajectory
+        judge = getattr(get_family(suite.family, shard.suite.family_ref), "judge", None)
         if judge is not None and helpers.judge is not None and shard.suite.judge is not None:
             try:
                 verdict = await judge(trajectory, scenario, helpers.judge.ask, shard.suite.judge)
@@ -234,9 +233,48 @@ async def run_episode(
                 trajectory.error_trace = last_frames(exc)
                 wall_ms = (time.perf_counter() - started) * 1000.0
                 return _result(shard, suite, plan, trajectory, wall_ms), trajectory
-            details = {**details, **(verdict or {})}
-        result = result.model_copy(update={"expected_give_up": expected, **asdict(scored), "details": details})
+            result = updated(result, details={**result.details, **(verdict or {})})
     return result, trajectory
+
+
+def updated(result: EpisodeResult, **fields: Any) -> EpisodeResult:
+    """``result`` with ``fields`` changed, validated: family details may quote the model, and only validation
+    cleans them (``model_copy`` would not)."""
+    return EpisodeResult.model_validate({**dict(result), **fields})
+
+
+# What a scorer raises when the answer itself is the problem: too deep, a number too long, more than memory holds
+UNSCORABLE = (UnscorableAnswer, RecursionError, OverflowError, MemoryError)
+
+
+def score_episode(
+    shard: ShardSpec, suite: Suite, scenario: Scenario, env: Environment, trajectory: Trajectory, result: EpisodeResult
+) -> EpisodeResult:
+    """``result`` with the family's score and details. An answer that cannot be compared with gold is a wrong
+    answer: the episode is scored as if it had given none (safety, required calls and checkpoints still count) and
+    its details say ``unscorable_answer``, with why and the answer's first characters. Never retried: the model's."""
+    first_tried = env.first_tried_tools()
+    expected = expects_give_up(scenario, env.faults, first_tried)
+    family = get_family(suite.family, shard.suite.family_ref)
+    scorer = getattr(family, "score", None) or score_trajectory
+    searched = shard.suite.access.mode == "open"
+
+    def score(judged: Trajectory) -> EpisodeResult:
+        scored = scorer(judged, scenario, expected, answers=shard.suite.answers)
+        details = family.episode_details(
+            judged, scenario, correct=scored.correct, searched=searched, first_tried=first_tried
+        )
+        return updated(result, expected_give_up=expected, **asdict(scored), details=details)
+
+    try:
+        return score(trajectory)
+    except UNSCORABLE as exc:
+        why = describe(exc) if isinstance(exc, UnscorableAnswer) else type(exc).__name__
+        answer = trajectory.final_answer if trajectory.final_answer is not None else repr(trajectory.answer_result)
+        unanswered = trajectory.model_copy(update={"final_answer": None, "answer_result": None, "gave_up": False})
+        scored = score(unanswered)
+        unscorable = {"unscorable_answer": {"why": why, "answer": capped(answer, 200)}}
+        return updated(scored, details={**scored.details, **unscorable})
 
 
 async def run_shard_async(shard: ShardSpec) -> ShardOutput:

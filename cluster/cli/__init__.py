@@ -4,10 +4,15 @@ reported in one place (:mod:`.errors`)."""
 
 from __future__ import annotations
 
+import sys
+import traceback
+from types import TracebackType
+
 import typer
 
 from undertow import __version__
 from undertow.cluster.cli import errors, results, runs, suites
+from undertow.cluster.report.text import printable
 
 app = typer.Typer(
     help="Evaluate tool-using LLM agents under tool failures.",
@@ -53,5 +58,11 @@ app.command()(suites.doctor)
 app.add_typer(suites.suites_app, name="suites")
 
 
+def _print_bug(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+    # a bug's traceback can quote what a model wrote (an exception's message): escaped like all the other output
+    sys.stderr.write(printable("".join(traceback.format_exception(kind, exc, tb))))
+
+
 def main() -> None:
+    sys.excepthook = _print_bug
     app()

@@ -1,4 +1,8 @@
-"""What the commands share: the two consoles, the option types, and how warnings and notes are shown."""
+"""What the commands share: the two consoles, the option types, and how warnings and notes are shown.
+
+Whatever a command prints that a model, a file or a user may have written goes out as a rich :class:`Text` of
+:func:`printable` text: never read as markup (``[link=…]``) or emoji codes, and with every control character shown
+escaped rather than sent to the terminal."""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
+
+from undertow.cluster.report.text import printable
 
 console = Console()
 errors = Console(stderr=True)
@@ -27,12 +33,18 @@ Format = Annotated[str, typer.Option("--format", help="table | json")]
 
 
 def warn(message: str) -> None:
-    """A warning in yellow; ``message`` is text, never rich markup (it may hold names and values users wrote)."""
-    errors.print(f"[yellow]{escape(message)}[/yellow]", highlight=False, soft_wrap=True)
+    """A warning in yellow; ``message`` is text, never rich markup (it may hold names and values users wrote, and
+    error messages that quote a model)."""
+    errors.print(plain(message, "yellow"), highlight=False, soft_wrap=True)
 
 
 def info(message: str) -> None:
-    console.print(escape(message), soft_wrap=True)
+    console.print(plain(message), soft_wrap=True)
+
+
+def plain(text: str, style: str = "", *, one_line: bool = False) -> Text:
+    """``text`` to print as it is written: no markup, no emoji codes, control characters shown escaped."""
+    return Text(printable(text, one_line=one_line), style=style)
 
 
 def store_flag(location: str) -> str:

@@ -22,10 +22,10 @@ from enum import IntEnum
 from typing import ParamSpec, TypeVar
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from undertow.cluster import api
-from undertow.cluster.cli.common import errors
+from undertow.cluster.cli.common import errors, plain
 from undertow.env_core.errors import ConfigError
 
 P = ParamSpec("P")
@@ -47,8 +47,9 @@ class OptionError(ConfigError):
 
 
 def print_error(message: object) -> None:
-    """``error: message`` on stderr; the message is text, never rich markup (it holds what users typed)."""
-    errors.print(f"[bold red]error:[/bold red] {escape(str(message))}", highlight=False, soft_wrap=True)
+    """``error: message`` on stderr; the message is text, never rich markup (it holds what users typed, and may
+    quote what a model wrote)."""
+    errors.print(Text.assemble(("error:", "bold red"), " ", plain(str(message))), highlight=False, soft_wrap=True)
 
 
 def debugging() -> bool:
@@ -67,7 +68,7 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
             if not api.is_user_error(exc):
                 raise
             if debugging():
-                errors.print(escape(traceback.format_exc()), highlight=False, soft_wrap=True)
+                errors.print(plain(traceback.format_exc()), highlight=False, soft_wrap=True)
             print_error(exc)
             raise typer.Exit(code=ExitCode.BAD_INPUT) from None
 

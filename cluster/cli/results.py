@@ -10,12 +10,15 @@ import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from undertow.cluster import api
-from undertow.cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, run_command, warn
+from undertow.cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, plain, run_command, warn
 from undertow.cluster.cli.errors import OptionError, check_format, user_errors
 from undertow.cluster.report import print_comparison, print_family_summaries, print_layout, print_summary
 from undertow.cluster.report.tables import add_row, new_table
+from undertow.cluster.report.text import printable, printable_json
+from undertow.env_core.untrusted import clean_value
 from undertow.scoring.analysis import families_json, report_json
 
 RunOrUri = Annotated[str, typer.Argument(metavar="RUN", help="run id under the store, a run folder, or s3:// URI")]
@@ -26,7 +29,7 @@ Store = Annotated[str, typer.Option("--store", help="run store folder or s3://bu
 def status(run_id: RunArg, store: StoreOpt = None) -> None:
     """Done / failed / pending shards and episodes per model × suite × setting, with the errors."""
     found = api.status(run_id, store)
-    table = Table(title=found.run_id, title_justify="left", box=box.SIMPLE_HEAD)
+    table = Table(title=plain(found.run_id, one_line=True), title_justify="left", box=box.SIMPLE_HEAD)
     columns = ("Model", "Suite", "Setting", "shards done", "failed", "pending", "episodes", "infra errors")
     config_errors = any(row.config_errors for row in found.rows)
     violations = any(row.violations for row in found.rows)
@@ -36,19 +39,19 @@ def status(run_id: RunArg, store: StoreOpt = None) -> None:
     for row in found.rows:
         numbers = [row.shards_done, row.shards_failed, row.shards_pending, row.episodes, row.infra_errors]
         numbers += [row.config_errors] * config_errors + [row.violations] * violations
-        table.add_row(escape(row.model), escape(row.suite), escape(row.setting), *(str(n) for n in numbers))
+        names = (plain(name, one_line=True) for name in (row.model, row.suite, row.setting))
+        table.add_row(*names, *(str(n) for n in numbers))
     console.print(table)
     for group in found.groups[:10]:
-        errors.print(
-            f"[yellow]{group.episodes} × {group.outcome}[/yellow] {escape(group.error)}",
-            highlight=False,
-            soft_wrap=True,
-        )
-        for frame in (group.trace or "").splitlines():
-            errors.print(f"    {escape(frame)}", style="dim", highlight=False, soft_wrap=True)
+        # the error and its frames may quote the model (a forged protocol message, its code's traceback): one
+        # line each, so that a newline in them cannot make a line that looks like the command's own
+        count = plain(f"{group.episodes} × {group.outcome}", "yellow", one_line=True)
+        errors.print(Text.assemble(count, " ", plain(group.error, one_line=True)), highlight=False, soft_wrap=True)
+        for frame in group.trace.split("\n") if group.trace else ():  # not splitlines: it breaks at \r too
+            errors.print(plain(f"    {frame}", "dim", one_line=True), highlight=False, soft_wrap=True)
     if any(g.rerunnable for g in found.groups):
         where = f" --store {store}" if store else ""
-        errors.print(f"infra_error episodes can run again: undertow rerun {escape(run_id)} --failed{escape(where)}")
+        errors.print(plain(f"infra_error episodes can run again: undertow rerun {run_id} --failed{where}"))
     if any(g.outcome == "config_error" for g in found.groups):
         errors.print(
             "config_error episodes fail the same way on every attempt: fix the config or data and start a new run",
@@ -90,7 +93,7 @@ def report(
     if html is not None:
         errors.print(f"wrote {html}", markup=False, highlight=False, soft_wrap=True)
     if format == "json":
-        print(families_json(shown.families) if families else report_json(shown.rows))
+        print(printable_json(families_json(shown.families) if families else report_json(shown.rows)))
         return
     print_summary(shown.rows, console, title=shown.run_id, status=run_command("status", shown.run_id, shown.location))
     view = shown.layout_view
@@ -102,7 +105,7 @@ def report(
         resume = run_command("resume", shown.run_id, shown.location)
         console.print(
             f"[yellow]{shown.pending} of {shown.n_shards} shard(s) have no committed results yet (if its driver "
-            f"stopped, finish the run with: {escape(resume)}).[/yellow]",
+            f"stopped, finish the run with: {escape(printable(resume))}).[/yellow]",
             soft_wrap=True,
         )
 
@@ -128,7 +131,7 @@ def compare(
             f"model run under '{compared.analysis.baseline}' and a faulted setting"
         )
     if format == "json":
-        print(compared.analysis.to_json())
+        print(printable_json(compared.analysis.to_json()))
     else:
         print_comparison(compared.analysis, console)
     if html is not None:
@@ -164,11 +167,13 @@ def replay(
         f"{replayed.n_turns} turns, {replayed.n_steps} steps, outcome {replayed.outcome}, score {replayed.score}"
     )
     if replayed.differences:
-        errors.print(f"[red]replay differs[/red] — {escape(summary)}", soft_wrap=True)
-        for difference in replayed.differences:
-            errors.print(f"  {difference}", markup=False, highlight=False, soft_wrap=True)
+        errors.print(Text.assemble(("replay differs", "red"), " — ", plain(summary, one_line=True)), soft_wrap=True)
+        for difference in replayed.differences:  # quotes the recorded trajectory: what the model wrote
+            errors.print(plain(f"  {difference}", one_line=True), highlight=False, soft_wrap=True)
         raise typer.Exit(code=1)
-    console.print(f"[green]identical[/green] trajectory and score — {escape(summary)}", soft_wrap=True)
+    console.print(
+        Text.assemble(("identical", "green"), " trajectory and score — ", plain(summary, one_line=True)), soft_wrap=True
+    )
 
 
 @user_errors
@@ -188,7 +193,7 @@ def episodes(
     check_format(format)
     rows = api.episodes(run_id, store, model=model, setting=setting, outcome=outcome)
     if format == "json":
-        print(json.dumps([row.as_dict() for row in rows], indent=2))
+        print(json.dumps(clean_value([row.as_dict() for row in rows]), indent=2))  # ASCII: \u escapes
         return
     columns = ["Episode", "Model", "Suite", "Setting", "Seed", "Scenario", "Outcome", "Error"]
     table = new_table("", [(c, "right" if c == "Seed" else "left") for c in columns])

@@ -18,6 +18,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from undertow.cluster import api
 from undertow.cluster.cli.common import (
@@ -31,11 +32,13 @@ from undertow.cluster.cli.common import (
     console,
     errors,
     info,
+    plain,
     run_command,
     warn,
 )
 from undertow.cluster.cli.errors import ExitCode, OptionError, print_error, user_errors
 from undertow.cluster.report import print_family_summaries, print_summary
+from undertow.env_core.errors import strip_ansi
 
 
 class RunDisplay:
@@ -88,7 +91,7 @@ class RunDisplay:
         self.bar.update(self.task, completed=progress.done, failed=progress.infra_errors, rate=rate)
 
     def notice(self, message: str) -> None:
-        console.print(f"[dim]{escape(message)}[/dim]", highlight=False, soft_wrap=True)
+        console.print(plain(message, "dim"), highlight=False, soft_wrap=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -140,7 +143,7 @@ class RunDisplay:
 
 def show_skipped(plan: api.Plan) -> None:
     for problem in plan.skipped:
-        errors.print(f"[yellow]skipped:[/yellow] {escape(problem)}", highlight=False, soft_wrap=True)
+        errors.print(Text.assemble(("skipped:", "yellow"), " ", plain(problem)), highlight=False, soft_wrap=True)
 
 
 def finish(outcome: api.RunOutcome) -> None:
@@ -292,7 +295,8 @@ def submit(
     if not wait:
         return
     job = api.wait_for_job(submission)
-    console.print(job.logs[-4000:], markup=False, highlight=False, soft_wrap=True)
+    # the job's output (colour codes dropped: removing one can hide nothing) may quote what a model wrote
+    console.print(plain(strip_ansi(job.logs[-4000:])), highlight=False, soft_wrap=True)
     info(f"job {job.job_id}: {job.status}")
     if not job.succeeded:
         raise typer.Exit(code=ExitCode.JOB_FAILED)

@@ -14,9 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from undertow.cluster import api
-from undertow.cluster.cli.common import Format, console, info
+from undertow.cluster.cli.common import Format, console, info, plain
 from undertow.cluster.cli.errors import check_format, user_errors
 from undertow.cluster.report import print_report_table
+from undertow.cluster.report.text import printable
 
 Fields = Annotated[
     list[str] | None,
@@ -31,7 +32,7 @@ class Spinner:
         self.status: Status | None = None
 
     def show(self, text: str) -> None:
-        text = escape(text)  # names a family or a model: text, not markup
+        text = escape(printable(text, one_line=True))  # names a family or a model: text, not markup
         if self.status is None:
             self.status = console.status(text)
             self.status.start()
@@ -85,7 +86,7 @@ def build(
         )
     if built.docs is not None:
         for line in built.docs.lines():
-            console.print(escape(line), highlight=False)
+            console.print(plain(line, one_line=True), highlight=False)  # why a doc was refused: the model's words
     for table in built.tables:
         print_report_table(table, console)
     info(f"wrote a {built.family} suite to {out}")
@@ -165,7 +166,7 @@ def doctor() -> None:
     """Show what this machine can run: versions, vLLM, and the isolation of the CodeAct sandbox."""
     table = Table("check", "", "detail", box=None)
     for check in api.doctor():
-        table.add_row(check.name, "[green]ok[/green]" if check.ok else "[yellow]![/yellow]", escape(check.detail))
+        table.add_row(check.name, "[green]ok[/green]" if check.ok else "[yellow]![/yellow]", plain(check.detail))
     console.print(table)
 
 
@@ -184,13 +185,13 @@ def show(
     persistence, ...), and print the total."""
     with Spinner() as spinner:
         overview = api.suite_overview(suite, fields, hooks=api.Hooks(stage=spinner.show))
-    console.print(f"{overview.label} ({overview.family}): {overview.tools} tools", highlight=False)
+    console.print(plain(f"{overview.label} ({overview.family}): {overview.tools} tools"), highlight=False)
     for name, values in overview.counts.items():
         table = Table(title=f"by {name.replace('_', ' ')}", title_justify="left")
         table.add_column(name)
         table.add_column("scenarios", justify="right")
         for value, count in values.items():
-            table.add_row(escape(value), str(count))
+            table.add_row(plain(value, one_line=True), str(count))
         console.print(table)
     if overview.faults:
         persistences = sorted({p for row in overview.faults.values() for p in row})
@@ -199,6 +200,6 @@ def show(
         for persistence in persistences:
             table.add_column(persistence, justify="right")
         for kind, row in overview.faults.items():
-            table.add_row(escape(kind), *(str(row.get(p, 0)) for p in persistences))
+            table.add_row(plain(kind, one_line=True), *(str(row.get(p, 0)) for p in persistences))
         console.print(table)
     console.print(f"{overview.scenarios} scenarios", highlight=False)

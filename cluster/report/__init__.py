@@ -1,8 +1,10 @@
 """Presenting a run: terminal tables (:mod:`.tables`), figures (:mod:`.plots`), the episode shown (:mod:`.traces`)
-and the HTML page (:mod:`.html`). The numbers come from :mod:`undertow.scoring.analysis`; nothing here names a family.
+and the HTML page (:mod:`.html`); :mod:`.text` makes what a model wrote safe to show. The numbers come from
+:mod:`undertow.scoring.analysis`; nothing here names a family.
 
-The modules import one way: ``html`` → ``plots``, ``traces``; ``tables``, ``plots`` and ``traces`` import none of
-the others. ``plots`` and ``html`` (matplotlib, jinja2) load on first use of their names, so the CLI starts fast.
+The modules import one way: ``html`` → ``plots``, ``traces``, ``text``; ``tables`` and ``traces`` → ``text``;
+``text`` and ``plots`` import none of the others. ``plots`` and ``html`` (matplotlib, jinja2) load on first use of
+their names, so the CLI starts fast.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from undertow.cluster.report.plots import CAPTIONS, family_charts
 from undertow.cluster.report.plots import figures as draw_figures
 from undertow.cluster.report.tables import LayoutView
+from undertow.cluster.report.text import printable
 from undertow.cluster.report.traces import pick_trace, trace_view
 from undertow.env_core.families import ReportTable
 from undertow.env_core.model import EpisodeResult, Outcome, Trajectory
@@ -109,7 +110,13 @@ def table_view(table: ReportTable) -> dict[str, Any]:
         "title": table.title,
         "columns": list(zip(table.columns, right, strict=False)),
         "rows": [
-            {"first": i in sections, "cells": list(zip(row, right, strict=False))} for i, row in enumerate(table.rows)
+            # as in the terminal: a cell may quote a model (per-episode details), and a bidi override in it would
+            # reorder the page's text
+            {
+                "first": i in sections,
+                "cells": [(printable(c, one_line=True), r) for c, r in zip(row, right, strict=False)],
+            }
+            for i, row in enumerate(table.rows)
         ],
         "note": table.note,
     }

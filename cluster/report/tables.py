@@ -2,7 +2,9 @@
 or a build hands over, rendered without knowing what it holds.
 
 Every name and value in a table (models, suites, settings, run ids, a family's cells) is shown as plain text, never
-read as rich markup: a model called ``[bold]x`` or a setting called ``[/oracle]`` prints as it is written."""
+read as rich markup: a model called ``[bold]x`` or a setting called ``[/oracle]`` prints as it is written. Cells,
+titles and notes pass :func:`~undertow.cluster.report.text.printable` too, since some hold what a model wrote (an
+episode's error): a control character in them is shown escaped, never sent to the terminal."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from undertow.cluster.report.text import printable
 from undertow.env_core.families import FamilySummary, ReportTable
 from undertow.env_core.model import Outcome
 from undertow.scoring.analysis import NO_RECOVERY, Analysis
@@ -45,7 +48,7 @@ def new_table(title: str, columns: list[tuple[str, str]]) -> Table:
     Right-aligned columns hold numbers and intervals, which never wrap: narrow terminals squeeze the text columns
     instead, folding a long name onto the next line rather than cutting it (two names cut alike would look equal)."""
     table = Table(
-        title=Text(title) if title else None,
+        title=Text(printable(title, one_line=True)) if title else None,
         title_justify="left",
         header_style="bold",
         box=box.SIMPLE_HEAD,
@@ -54,7 +57,7 @@ def new_table(title: str, columns: list[tuple[str, str]]) -> Table:
     for column, justify in columns:
         right = justify == "right"
         table.add_column(
-            Text(column),
+            Text(printable(column, one_line=True)),
             justify=justify,  # type: ignore[arg-type]
             no_wrap=right,
             overflow="ellipsis" if right else "fold",
@@ -63,8 +66,8 @@ def new_table(title: str, columns: list[tuple[str, str]]) -> Table:
 
 
 def add_row(table: Table, *cells: object) -> None:
-    """A row of plain-text cells (never rich markup)."""
-    table.add_row(*(Text(str(cell)) for cell in cells))
+    """A row of plain-text cells (never rich markup), each on one line: a newline in a cell shows as ``⏎``."""
+    table.add_row(*(Text(printable(str(cell), one_line=True)) for cell in cells))
 
 
 def model_labels(names: Iterable[str], limit: int = MODEL_LABEL_LIMIT) -> dict[str, str]:
@@ -102,7 +105,7 @@ def print_report_table(table: ReportTable, console: Console) -> None:
     if table.rows:
         console.print(report_table(table))
     if table.note:
-        console.print(Text(table.note), highlight=False, soft_wrap=True)
+        console.print(Text(printable(table.note)), highlight=False, soft_wrap=True)
 
 
 def print_tables(tables: Iterable[ReportTable], console: Console) -> None:
@@ -175,7 +178,8 @@ def print_summary(rows: list[SummaryRow], console: Console, title: str = "", sta
     if config:
         console.print(
             f"[yellow]{config} episode(s) ended in config_error: they are excluded from the rates above; a rerun "
-            f"fails the same way, so fix the config or data (see `{escape(status)}`) and start a new run.[/yellow]"
+            f"fails the same way, so fix the config or data (see `{escape(printable(status))}`) and start a new "
+            "run.[/yellow]"
         )
 
 
@@ -295,11 +299,11 @@ def print_comparison(analysis: Analysis, console: Console) -> None:
         console.print(gap_table(analysis))
         note = no_recovery_note(analysis)
         if note:
-            console.print(Text(note), highlight=False, soft_wrap=True)
+            console.print(Text(printable(note)), highlight=False, soft_wrap=True)
     else:
         console.print(
-            f"[yellow]No recovery gaps: no model has valid episodes under both '{escape(analysis.baseline)}' "
-            "and a faulted setting.[/yellow]"
+            "[yellow]No recovery gaps: no model has valid episodes under both "
+            f"'{escape(printable(analysis.baseline))}' and a faulted setting.[/yellow]"
         )
     shortened = shortened_note(analysis)
     if shortened and (analysis.comparisons or analysis.gaps):

@@ -1,4 +1,9 @@
-"""The episode a report shows: choosing an instructive one, and laying its trajectory out for the HTML page."""
+"""The episode a report shows: choosing an instructive one, and laying its trajectory out for the HTML page.
+
+What the model wrote (replies, tool names and arguments, answers, errors) and what tools returned passes
+:func:`~undertow.cluster.report.text.printable`: the template escapes HTML, but a bidi override would still
+reorder the text a reader sees, a lone surrogate could not be written as UTF-8, and an escape sequence would be
+lost from view; each is shown as a visible escape instead."""
 
 from __future__ import annotations
 
@@ -6,7 +11,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from undertow.env_core.model import EpisodeResult, Trajectory
+from undertow.cluster.report.text import printable
+from undertow.env_core.model import EpisodeResult, ToolCall, Trajectory
 
 
 def pick_trace(
@@ -42,7 +48,15 @@ def _json_text(value: Any, limit: int = 4000) -> str:
     """Pretty JSON of a tool result or arguments, cut at ``limit`` characters so one huge result cannot bury the
     page."""
     text = json.dumps(value, indent=1, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    return printable(text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)")
+
+
+def _text(value: str | None) -> str | None:
+    return None if value is None else printable(value)
+
+
+def _arguments(call: ToolCall) -> str:
+    return printable(call.unparsed_arguments) if call.unparsed_arguments else _json_text(call.arguments)
 
 
 def trace_view(trace: Trajectory) -> dict[str, Any]:
@@ -51,22 +65,24 @@ def trace_view(trace: Trajectory) -> dict[str, Any]:
     for step in trace.steps:
         obs = step.observation
         action = step.action
-        item: dict[str, Any] = {"kind": action.kind, "content": action.content, "call": None, "observation": None}
+        item: dict[str, Any] = {
+            "kind": action.kind,
+            "content": _text(action.content),
+            "call": None,
+            "observation": None,
+        }
         if action.tool_call is not None:
-            item["call"] = {
-                "name": action.tool_call.name,
-                "arguments": action.tool_call.unparsed_arguments or _json_text(action.tool_call.arguments),
-            }
+            item["call"] = {"name": printable(action.tool_call.name), "arguments": _arguments(action.tool_call)}
         if obs is not None:
             item["observation"] = {
-                "tool": obs.tool,
+                "tool": printable(obs.tool),
                 "ok": obs.ok,
                 "body": _json_text(obs.result) if obs.ok else None,
-                "error": None if obs.error is None else f"{obs.error.type}: {obs.error.message}",
+                "error": None if obs.error is None else printable(f"{obs.error.type}: {obs.error.message}"),
                 "fault": None if obs.fault is None else obs.fault.kind.value,
-                "fault_detail": None if obs.fault is None else obs.fault.detail,
+                "fault_detail": None if obs.fault is None else _text(obs.fault.detail),
                 "disclosed": obs.disclosed,
-                "notes": obs.notes,
+                "notes": [printable(note) for note in obs.notes],
                 "latency_ms": f"{obs.latency_ms:.1f}",
             }
         steps_by_turn.setdefault(step.turn, []).append(item)
@@ -74,14 +90,10 @@ def trace_view(trace: Trajectory) -> dict[str, Any]:
     turns = [
         {
             "index": turn.index,
-            "content": turn.content,
+            "content": _text(turn.content),
             # Calls the model made that never became a step (e.g. past a per-turn limit): shown, not dropped.
-            "tool_calls": [
-                (c.name, c.unparsed_arguments or _json_text(c.arguments))
-                for c in turn.tool_calls
-                if c.id not in stepped
-            ],
-            "parse_error": turn.parse_error,
+            "tool_calls": [(printable(c.name), _arguments(c)) for c in turn.tool_calls if c.id not in stepped],
+            "parse_error": _text(turn.parse_error),
             "finish_reason": turn.finish_reason,
             "tokens": turn.usage.prompt_tokens + turn.usage.completion_tokens,
             "steps": steps_by_turn.pop(turn.index, []),
@@ -110,8 +122,10 @@ def trace_view(trace: Trajectory) -> dict[str, Any]:
         "outcome": trace.outcome.value,
         "gave_up": trace.gave_up,
         # The final answer is usually the last turn's text, already shown: repeat it only when it differs.
-        "final_answer": None if trace.turns and trace.final_answer == trace.turns[-1].content else trace.final_answer,
-        "error": trace.error,
+        "final_answer": None
+        if trace.turns and trace.final_answer == trace.turns[-1].content
+        else _text(trace.final_answer),
+        "error": _text(trace.error),
         "faults": [
             {
                 "kind": f.kind.value,

@@ -28,6 +28,7 @@ from jsonschema.exceptions import best_match
 from undertow.env_core.errors import close_match, did_you_mean
 from undertow.env_core.model import ToolSpec
 from undertow.env_core.tools import ToolBox, ToolExecutionError
+from undertow.env_core.untrusted import capped
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -1876,7 +1877,7 @@ def chord_notes(chord: str) -> dict[str, Any]:
     suffix = _CHORD_ALIASES.get(suffix, suffix)
     if suffix not in _CHORDS:
         hint = close_match(suffix, _CHORDS) or f"known suffixes: major (none), {', '.join(s for s in _CHORDS if s)}"
-        _fail(f"chord: unknown chord type {suffix!r} in {chord!r}; {hint}")
+        _fail(f"chord: unknown chord type {capped(suffix)!r} in {capped(chord)!r}; {hint}")
     quality, intervals = _CHORDS[suffix]
     root = _NATURAL[letter] + {"#": 1, "b": -1, "": 0}[accidental]
     start = _LETTERS.index(letter)

@@ -52,8 +52,10 @@ from undertow.env_core.liveapi.compile import (
     aggregate_output,
     getter_name,
 )
+from undertow.env_core.liveapi.limits import REST_TIMEOUT_S, like, query_params, url_problem
 from undertow.env_core.model import Scenario, ToolSpec
-from undertow.env_core.tools import ToolBox, ToolExecutionError, memory_copy, value_problem
+from undertow.env_core.tools import ToolBox, ToolExecutionError, memory_copy, time_limit, value_problem
+from undertow.env_core.untrusted import capped
 
 if TYPE_CHECKING:  # imported where used: the tool box needs FastAPI only in the server process
     from fastapi import FastAPI
@@ -102,10 +104,11 @@ AGGREGATE_KEY_OPERATIONS = ("sort", "retrieve", "unique")  # operations that may
 # ---------------------------------------------------------------------------------------------------------------
 # SQLite semantics
 
-# A text SQLite's numeric affinity turns into a number: an integer or real literal, blanks around it allowed.
-_NUMERIC_TEXT = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
+# A text SQLite's numeric affinity turns into a number: an integer or real literal, blanks around it allowed (one
+# parse of each: \d+\.?\d* would backtrack quadratically over a long run of digits).
+_NUMERIC_TEXT = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _INTEGER_TEXT = re.compile(r"\s*[+-]?\d+\s*")
-_NUMERIC_PREFIX = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUMERIC_PREFIX = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _INT64 = (-(2**63), 2**63 - 1)
 
 
@@ -204,11 +207,6 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def _like_pattern(pattern: str) -> re.Pattern[str]:
-    parts = [".*" if c == "%" else "." if c == "_" else re.escape(c) for c in _ascii_lower(pattern)]
-    return re.compile("".join(parts), re.DOTALL)
-
-
 def matches(value: Any, condition: str, argument: Any) -> bool:
     """Whether a value satisfies a filter condition (a NULL on either side never does, as in SQL)."""
     if value is None or argument is None:
@@ -216,7 +214,7 @@ def matches(value: Any, condition: str, argument: Any) -> bool:
     if condition == "contains":
         return _ascii_lower(sqlite_text(argument)) in _ascii_lower(sqlite_text(value))
     if condition == "like":
-        return _like_pattern(sqlite_text(argument)).fullmatch(_ascii_lower(sqlite_text(value))) is not None
+        return like(_ascii_lower(sqlite_text(value)), _ascii_lower(sqlite_text(argument)))
     order = compare(value, argument)
     assert order is not None
     if condition == "equal_to":
@@ -563,7 +561,7 @@ class LiveState:
         by_case = {name.lower(): name for name in known}
         hint = f"did you mean '{by_case[shown.lower()]}'?" if shown.lower() in by_case else close_match(shown, known)
         message = (
-            f"data_source '{shown}' names no data: no call has produced label '{label}' yet "
+            f"data_source '{capped(shown)}' names no data: no call has produced label '{capped(label)}' yet "
             f"(available: {', '.join(known) if known else 'none'})"
         )
         raise ToolExecutionError(message + (f"; {hint}" if hint else ""))
@@ -1025,10 +1023,10 @@ class _Databases:
             return self._connections[name]
 
     def query(
-        self, name: str, sql: str, params: Mapping[str, Any] | None = None
+        self, name: str, sql: str, params: Mapping[str, Any] | None = None, timeout_s: float | None = None
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         conn, lock = self.get(name)
-        with lock:
+        with lock, time_limit(conn, timeout_s):
             cursor = conn.execute(sql, dict(params or {}))
             return [d[0] for d in cursor.description or ()], cursor.fetchall()
 
@@ -1039,7 +1037,7 @@ class _Databases:
             self._connections.clear()
 
 
-def _route(spec: ToolSpec, databases: _Databases) -> Callable[..., Any]:
+def _route(spec: ToolSpec, databases: _Databases, timeout_s: float) -> Callable[..., Any]:
     from fastapi import Query
     from fastapi.responses import JSONResponse
 
@@ -1050,7 +1048,7 @@ def _route(spec: ToolSpec, databases: _Databases) -> Callable[..., Any]:
     def endpoint(**arguments: Any) -> Any:
         values = {name: arguments[f"p{i}"] for i, name in enumerate(names)}
         try:
-            columns, rows = databases.query(database, sql, values)
+            columns, rows = databases.query(database, sql, values, timeout_s)
         except (sqlite3.Error, OverflowError, ValueError) as exc:
             return JSONResponse({"detail": f"query failed: {exc}"}, status_code=500)
         return JSONResponse([dict(zip(columns, jsonable(list(row)), strict=True)) for row in rows])
@@ -1072,9 +1070,9 @@ def _route(spec: ToolSpec, databases: _Databases) -> Callable[..., Any]:
     return endpoint
 
 
-def rest_app(specs: Sequence[ToolSpec], databases: Mapping[str, Path]) -> FastAPI:
+def rest_app(specs: Sequence[ToolSpec], databases: Mapping[str, Path], timeout_s: float = REST_TIMEOUT_S) -> FastAPI:
     """A FastAPI app with one GET route per REST spec (``binding.path``): typed, required query parameters, the
-    spec's SQL run with them on a read-only copy of its database, the rows returned as records."""
+    spec's SQL run with them (for ``timeout_s`` at most) on a read-only copy of its database, the rows as records."""
     from fastapi import FastAPI
 
     app = FastAPI(
@@ -1096,7 +1094,7 @@ def rest_app(specs: Sequence[ToolSpec], databases: Mapping[str, Path]) -> FastAP
         paths[path] = spec.name
         app.add_api_route(
             path,
-            _route(spec, dbs),
+            _route(spec, dbs, timeout_s),
             methods=["GET"],
             name=spec.name,
             operation_id=spec.name,
@@ -1143,11 +1141,12 @@ class RestServer:
         *,
         host: str = HOST,
         timeout: float = START_TIMEOUT,
+        query_timeout_s: float = REST_TIMEOUT_S,
     ):
         self.specs = [s for s in specs if s.binding.get("kind") == "rest"]
         self.databases = {name: Path(path) for name, path in databases.items()}
         self.host = host
-        self.timeout = timeout
+        self.timeout, self.query_timeout_s = timeout, query_timeout_s
         self.process: subprocess.Popen[bytes] | None = None
         self._url: str | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None
@@ -1185,7 +1184,7 @@ class RestServer:
             command = [
                 sys.executable, "-m", "undertow.env_core.liveapi.tools", "serve",
                 "--specs", str(specs_file), "--databases", str(databases_file),
-                "--fd", str(sock.fileno()), "--parent", str(os.getpid()),
+                "--fd", str(sock.fileno()), "--parent", str(os.getpid()), "--timeout", str(self.query_timeout_s),
             ]  # fmt: skip
             with log_file.open("wb") as log:
                 process = subprocess.Popen(
@@ -1248,15 +1247,6 @@ def readable_422(body: Any) -> str:
     return "; ".join(parts) or json.dumps(body)[:500]
 
 
-def _query_value(value: Any) -> Any:
-    # scalars go as themselves; anything else as its JSON text, for the server to accept or refuse
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str | int | float):
-        return value
-    return json.dumps(value)
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # Tool box
 
@@ -1267,7 +1257,7 @@ class LiveApiToolBox(ToolBox):
     ``databases`` maps db_id to a database file. Each is copied into memory once, on first use, and shared by all
     episodes read-only (nothing writes): the hidden initialization step only reads it."""
 
-    def __init__(self, specs: Sequence[ToolSpec], databases: Mapping[str, Path]):
+    def __init__(self, specs: Sequence[ToolSpec], databases: Mapping[str, Path], *, timeout_s: float = REST_TIMEOUT_S):
         # SLOT's and SEL's lists both hold group_data_by and select_unique_values: equal specs count once
         unique: dict[str, ToolSpec] = {}
         for spec in specs:
@@ -1285,6 +1275,7 @@ class LiveApiToolBox(ToolBox):
             if kind == "rest" and spec.binding.get("database") not in self.databases:
                 raise ValueError(f"tool '{spec.name}' runs on unknown database '{spec.binding.get('database')}'")
         self._sources = _Databases(self.databases)
+        self.timeout_s = timeout_s  # seconds the REST server lets one query on the model's values run
         self._server: RestServer | None = None
         self._http: httpx.Client | None = None
         self._lock = threading.Lock()
@@ -1319,13 +1310,14 @@ class LiveApiToolBox(ToolBox):
         return state.fork()
 
     def argument_error(self, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
-        """REST tools: only the checks no tool can do without (``value_problem``); the live server validates the
-        rest, as a real API does. Other tools: the schema too (the base class), against the spec as given."""
+        """REST tools: only the checks no tool can do without (``value_problem``, a URL short enough to send); the
+        live server validates the rest, as a real API does. Other tools: the schema too (the base class)."""
         if spec.binding.get("kind") != "rest":
             return super().argument_error(spec, arguments)
         problem = value_problem(arguments)
         if problem is None:
-            return None
+            too_long_url = url_problem(spec, arguments)
+            return None if too_long_url is None else f"Invalid arguments for {spec.name}: {too_long_url}"
         where, message = problem
         return f"Invalid arguments for {spec.name}: {message} (at '{where}')"
 
@@ -1390,7 +1382,7 @@ class LiveApiToolBox(ToolBox):
             if self._server is None or not self._server.running():
                 if self._server is not None:
                     self._server.stop()
-                server = RestServer(list(self.specs.values()), self.databases)
+                server = RestServer(list(self.specs.values()), self.databases, query_timeout_s=self.timeout_s)
                 server.start()
                 self._server = server
                 self._http = self._http or httpx.Client(timeout=REQUEST_TIMEOUT)
@@ -1399,10 +1391,10 @@ class LiveApiToolBox(ToolBox):
     def _rest_call(self, spec: ToolSpec, args: dict[str, Any]) -> Any:
         server = self.rest_server()
         assert self._http is not None
-        url = server.url + spec.binding["path"]
-        params = {name: _query_value(value) for name, value in args.items() if value is not None}
         try:
-            response = self._http.get(url, params=params)
+            response = self._http.get(server.url + spec.binding["path"], params=query_params(args))
+        except httpx.InvalidURL as exc:  # values no URL can carry (argument_error refuses them first)
+            raise ToolExecutionError(f"{spec.name}: {exc}", error_type="invalid_arguments") from exc
         except httpx.TransportError as exc:  # the server's fault, not the model's
             raise InfraError(f"the REST server did not answer GET {spec.binding['path']}: {exc}") from exc
         if response.status_code == 422:
@@ -1481,10 +1473,11 @@ def serve(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--databases", required=True, type=Path)
     parser.add_argument("--fd", required=True, type=int)
     parser.add_argument("--parent", required=True, type=int)
+    parser.add_argument("--timeout", type=float, default=REST_TIMEOUT_S)  # seconds a query may run
     options = parser.parse_args(argv)
     specs = [ToolSpec.model_validate(s) for s in json.loads(options.specs.read_text())]
     databases = {name: Path(path) for name, path in json.loads(options.databases.read_text()).items()}
-    app = rest_app(specs, databases)
+    app = rest_app(specs, databases, options.timeout)
     threading.Thread(target=_watch_parent, args=(options.parent,), daemon=True).start()
     sock = socket.socket(fileno=options.fd)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")

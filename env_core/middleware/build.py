@@ -40,14 +40,13 @@ from undertow.env_core.middleware.database import (
     clauses_of,
     compose,
     execute_sql,
-    time_limit,
 )
 from undertow.env_core.middleware.kb import KB_TOOLS, KBState, KBToolBox, TripleStore, answer_entities
 from undertow.env_core.middleware.kb import valid_actions as kb_valid_actions
 from undertow.env_core.model import Gold, PlannedCall, Scenario, Strict, ToolSpec
 from undertow.env_core.spider import Schema, SpiderData, read_spider
 from undertow.env_core.suites import Suite, write_suite
-from undertow.env_core.tools import ToolBox, ToolExecutionError
+from undertow.env_core.tools import ToolBox, ToolExecutionError, time_limit
 
 FAMILY = "middleware"
 SUITE_VERSION = "1"

@@ -17,12 +17,10 @@ execution-accuracy comparison) serve the scorer.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import re
 import sqlite3
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +30,8 @@ from sqlglot import exp
 
 from undertow.env_core.errors import DataError, close_match, did_you_mean
 from undertow.env_core.model import Scenario, ToolSpec
-from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput
+from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput, time_limit
+from undertow.env_core.untrusted import capped
 
 ENVIRONMENT = "database"
 CLAUSES = ("from", "where", "select", "group_by", "having", "order_by")  # the functional tools, in query order
@@ -214,9 +213,19 @@ _CLAUSE_ARGUMENT = {clause: f"{clause}_statement" for clause in CLAUSES}
 # Composing clauses into SQL
 
 
+def _trimmed(text: str) -> str:
+    """``text`` without surrounding whitespace and trailing semicolons (a scan: the regex ``[\\s;]+$`` tries each
+    run of spaces again from every position, quadratic in a long argument)."""
+    text = text.strip()
+    end = len(text)
+    while end and (text[end - 1] == ";" or text[end - 1].isspace()):
+        end -= 1
+    return text[:end]
+
+
 def statement_body(clause: str, statement: str) -> str:
     """A clause's text without its leading keyword ("FROM t" and "t" both give "t") or trailing semicolons."""
-    text = re.sub(r"[\s;]+$", "", statement.strip())
+    text = _trimmed(statement)
     found = re.match(rf"{_KEYWORDS[clause]}\b", text, re.IGNORECASE)
     return text[found.end() :].strip() if found else text
 
@@ -295,20 +304,6 @@ def open_read_only(path: str | Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
-
-
-@contextlib.contextmanager
-def time_limit(conn: sqlite3.Connection, seconds: float | None) -> Iterator[None]:
-    """Interrupt a statement of ``conn`` that runs past ``seconds`` (SQLite then raises "interrupted")."""
-    if seconds is None:
-        yield
-        return
-    deadline = time.monotonic() + seconds
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-    try:
-        yield
-    finally:
-        conn.set_progress_handler(None, 0)
 
 
 def execute_sql(path: str | Path, sql: str, timeout_s: float | None = QUERY_TIMEOUT_S) -> list[tuple[Any, ...]]:
@@ -479,9 +474,7 @@ class DatabaseToolBox(ToolBox):
     def _sql_error(self, tool: str, exc: Exception, state: DatabaseState, sql: str | None = None) -> ToolExecutionError:
         """SQLite's own message, with a did-you-mean for a mistyped table or column."""
         message = str(exc)
-        if message == "interrupted":
-            message = f"the query ran past the {self.timeout_s:g} s time limit and was stopped"
-        elif "readonly" in message or "query_only" in message or "read-only" in message:
+        if "readonly" in message or "query_only" in message or "read-only" in message:
             message = f"{message}: {READ_ONLY}"
         else:
             missing = re.match(r"no such (table|column): (.+)$", message)
@@ -618,7 +611,7 @@ class DatabaseToolBox(ToolBox):
                     ranked.append((similar[0][0], f"{table}.{column}", cells))
         ranked.sort(key=lambda r: (-r[0], r[1]))
         found = {name: cells for _, name, cells in ranked[:FUZZY_COLUMNS]}
-        notes = [] if found else [f"no cell contains or resembles {needle!r}"]
+        notes = [] if found else [f"no cell contains or resembles {capped(needle)!r}"]
         if len(ranked) > FUZZY_COLUMNS:
             notes.append(f"the {FUZZY_COLUMNS} closest of {len(ranked)} matching columns are shown")
         return ToolOutput(found, notes)
@@ -669,7 +662,7 @@ class DatabaseToolBox(ToolBox):
     def search(self, state: DatabaseState, query: str) -> ToolOutput:
         """Run one read-only query (checked with sqlglot first) and show its first rows."""
         tool = "search_by_SQL"
-        text = re.sub(r"[\s;]+$", "", query.strip())
+        text = _trimmed(query)
         if not text:
             raise ToolExecutionError(f"{tool}() needs a query; it got an empty one")
         refusal = read_only_problem(text)

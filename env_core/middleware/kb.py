@@ -39,7 +39,8 @@ from typing import Any
 
 from undertow.env_core.errors import DataError, did_you_mean
 from undertow.env_core.model import Scenario, ToolSpec
-from undertow.env_core.tools import ToolBox, ToolExecutionError
+from undertow.env_core.tools import QUERY_TIMEOUT_S, QueryTimeout, ToolBox, ToolExecutionError, time_limit
+from undertow.env_core.untrusted import capped
 
 FORMAT = "undertow-kb/1"  # meta.format of a store this module wrote
 VARIABLE = re.compile(r"#(\d+)")
@@ -643,11 +644,11 @@ def _resolve(state: KBState, tool: str, value: Any) -> tuple[str, frozenset[int]
     if match:
         index = int(match.group(1))
         if index >= len(state.variables):
-            raise ToolExecutionError(f"{tool}: {text} does not exist; {state.defined()}")
+            raise ToolExecutionError(f"{tool}: {capped(text)} does not exist; {state.defined()}")
         return f"#{index}", state.variables[index].entities, True
     if text.startswith("#"):
         raise ToolExecutionError(
-            f"{tool}: '{text}' is not a variable: variables are written #0, #1, …; {state.defined()}"
+            f"{tool}: '{capped(text)}' is not a variable: variables are written #0, #1, …; {state.defined()}"
         )
     store = _store(state)
     entity = store.entity_id(text)
@@ -657,7 +658,7 @@ def _resolve(state: KBState, tool: str, value: Any) -> tuple[str, frozenset[int]
         if hint.startswith("known"):  # a list of unrelated names helps nobody: name the question's entities only
             hint = f"the question names: {', '.join(state.entities)}" if state.entities else ""
         raise ToolExecutionError(
-            f"{tool}: '{text}' is neither a variable (#0, #1, …) nor an entity of the knowledge base"
+            f"{tool}: '{capped(text)}' is neither a variable (#0, #1, …) nor an entity of the knowledge base"
             + (f"; {hint}" if hint else "")
         )
     return store.names({entity})[0], frozenset({entity}), False
@@ -861,7 +862,13 @@ class KBToolBox(ToolBox):
         state.entities = [store.names({i})[0] for e in entities if (i := store.entity_id(e)) is not None]
 
     def execute(self, state: KBState, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        return run_tool(state, spec.name, arguments)
+        if state.store is None:
+            return run_tool(state, spec.name, arguments)  # refuses: the episode has not started
+        try:  # lookups on the model's names and variables: bounded in time, like the database tools' queries
+            with time_limit(state.store.conn, QUERY_TIMEOUT_S):
+                return run_tool(state, spec.name, arguments)
+        except QueryTimeout as exc:
+            raise ToolExecutionError(f"{spec.name}() failed: {exc}") from exc
 
     def close_state(self, state: KBState) -> None:
         if state.owns_store and state.store is not None:

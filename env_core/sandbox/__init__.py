@@ -12,11 +12,11 @@ A boundary on Linux (``isolation``; what it guarantees, and does not, is in SECU
 runs in fresh user, mount, PID, network, IPC and UTS namespaces, as an unprivileged user without capabilities, in a
 read-only view of the file system that holds the OS and the interpreter but no suite, gold answer, run store,
 project source or worker environment, with no network, resource limits (address space, CPU seconds, processes,
-file size, open files) and a memory cap over all its processes. Where namespaces are unavailable the ``rlimits``
-level (resource limits only) runs only if the config accepts it (``sandbox.require: rlimits``). The host owns the
-channel: it reads the output from a file it gave the kernel, executes and records tool calls, and caps tool calls
-per cell and per episode and the size of every message (``SandboxConfig``). A ``Kernel`` is not thread-safe: use
-one per episode, from one thread at a time.
+file size, open files), a seccomp filter (x86-64 and ARM64) and a memory cap over all its processes. Where
+namespaces are unavailable the ``rlimits`` level (resource limits only) runs only if the config accepts it
+(``sandbox.require: rlimits``). The host owns the channel: it reads the output from a file it gave the kernel,
+executes and records tool calls, and caps tool calls per cell and per episode and the size of every message
+(``SandboxConfig``). A ``Kernel`` is not thread-safe: use one per episode, from one thread at a time.
 
 Modules:
     ``protocol``   the wire format and the data types both sides share (stdlib only);
@@ -24,6 +24,7 @@ Modules:
                    isolation this machine gives (``available_isolation``, probed once per process);
     ``child``      the kernel process itself (``python -m undertow.env_core.sandbox.child``);
     ``isolation``  the namespace launcher and the file-system view; rlimits (stdlib only);
+    ``seccomp``    the seccomp filter the kernel starts under on x86-64 and ARM64 (stdlib only);
     ``tracebacks`` child side: the agent-facing traceback text.
 """
 

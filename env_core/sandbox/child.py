@@ -28,8 +28,9 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
+from undertow.env_core.sandbox import seccomp
 from undertow.env_core.sandbox.isolation import apply_limits
-from undertow.env_core.sandbox.protocol import RAISABLE, argument_json, jsonable, python_name
+from undertow.env_core.sandbox.protocol import MAX_DEPTH, RAISABLE, argument_json, jsonable, nesting_depth, python_name
 from undertow.env_core.sandbox.tracebacks import format_error
 
 # Process creation where no PID namespace bounds it (the rlimits level): refused by an audit hook. Best effort only:
@@ -116,6 +117,9 @@ class _Session:
         init = self.receive()
         apply_limits(init["limits"])
         if init.get("without_namespaces"):  # with them, the PID namespace and its launcher do both jobs
+            # (and the launcher installs the filter); here it is best effort, like the rest of this level
+            with contextlib.suppress(OSError):
+                seccomp.install()
             threading.Thread(target=_end_with_the_host, args=(self.inbound.fileno(),), daemon=True).start()
             sys.addaudithook(_audit)
         self.max_output = int(init["max_output"])
@@ -173,6 +177,8 @@ class _Session:
         return function
 
     def call(self, tool: str, arguments: dict[str, Any]) -> Any:
+        if nesting_depth(arguments, MAX_DEPTH - 1) > MAX_DEPTH - 1:  # the host would take it for a forged message
+            raise ValueError(f"{python_name(tool)}(): arguments nested deeper than {MAX_DEPTH - 1} levels")
         try:  # encode before writing anything: a refused argument must not leave half a message
             data = json.dumps({"op": "call", "name": tool, "arguments": arguments}, default=argument_json)
         except (TypeError, ValueError) as exc:

@@ -19,6 +19,7 @@ import functools
 import glob
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -39,8 +40,8 @@ from pydantic import Field
 
 from undertow.env_core import errors
 from undertow.env_core.model import Strict
-from undertow.env_core.sandbox import isolation
-from undertow.env_core.sandbox.protocol import CodeResult, FunctionStub, ToolReply, stub_json
+from undertow.env_core.sandbox import isolation, seccomp
+from undertow.env_core.sandbox.protocol import MAX_DEPTH, CodeResult, FunctionStub, ToolReply, nesting_depth, stub_json
 
 # undertow/env_core/sandbox/host.py -> the directory that holds the undertow package (site-packages, or the
 # repository in an editable install), for the child's PYTHONPATH; hidden from the namespaced kernel. abspath, not
@@ -118,7 +119,9 @@ def available_isolation() -> Isolation:
     if result.error is not None or result.output.split() != [str(isolation.SANDBOX_UID), "1"]:
         return Isolation("rlimits", f"namespaces unavailable: the probe kernel answered {result.output!r}")
     uid, _ = isolation.outside_ids()
-    return Isolation("namespaces", f"user, mount, PID, network, IPC and UTS namespaces; uid {uid} outside")
+    return Isolation(
+        "namespaces", f"user, mount, PID, network, IPC and UTS namespaces; {seccomp.describe()}; uid {uid} outside"
+    )
 
 
 def check_isolation(required: Level) -> Isolation:
@@ -151,7 +154,12 @@ class _Died(Exception):
 
 
 class _Violation(Exception):
-    pass
+    """``stray``: the channel is out of step with the cell (a message for another cell, or outside any request), so
+    what the output file holds may be another cell's output."""
+
+    def __init__(self, what: str, *, stray: bool = False):
+        super().__init__(what)
+        self.stray = stray
 
 
 @dataclass
@@ -313,7 +321,7 @@ class Kernel:
         # A ceiling on the kernel's total CPU time: a backstop for a kernel whose parent died mid-loop.
         self.cpu_limit_s = int(max(300.0, 60.0 * step_timeout_s))
         self.calls = 0  # tool calls this episode, across restarts
-        self._cell = 0  # the number of the cell running or last run, which its done message must carry
+        self._cell = ""  # the token of the cell running or last run, which its done message must carry
         self._memory_checked = -MEMORY_CHECK_S  # when the kernel's processes were last measured (monotonic)
         self._process: _Process | None = None
         self._finalizer: weakref.finalize[[_Process], Kernel] | None = None
@@ -350,11 +358,14 @@ class Kernel:
             # message sent outside a request is forged: answering it would shift every later cell's result)
             self._check_usage()
             self._check_channel_is_quiet()
-            self._cell += 1
+            # Random, so that code cannot end a later cell by guessing its number
+            self._cell = secrets.token_hex(8)
             self._send({"op": "run", "code": code, "cell": self._cell}, deadline)
             while True:
                 message = self._receive(deadline, watch_memory=True)
                 if message.get("op") == "call":
+                    if time.monotonic() >= deadline:  # tool time counts: no call starts after the deadline
+                        raise _Timeout
                     calls += 1
                     self.calls += 1
                     if calls > self.sandbox.calls_per_cell:
@@ -368,8 +379,10 @@ class Kernel:
                         )
                     self._serve_call(message, deadline)
                 elif message.get("op") == "done":
-                    if message.get("cell") != self._cell:  # the real end of a cell that a forged one cut short
-                        raise _Violation("protocol: the kernel ended a cell it was not running (a forged message)")
+                    if message.get("cell") != self._cell:  # a guess, or the real end of a cell a forged one cut short
+                        raise _Violation(
+                            "protocol: the kernel ended a cell it was not running (a forged message)", stray=True
+                        )
                     error = message.get("error")
                     printed = message.get("printed")
                     return result(
@@ -387,6 +400,8 @@ class Kernel:
             return result(error, timed_out=True)
         except _Violation as exc:
             self._stop()
+            if exc.stray:  # what is in the output file may be the forging cell's: never show it as this one's
+                os.ftruncate(self._capture, 0)
             return result(f"SandboxViolation: {exc}", violation=str(exc))
         except _Died:
             if self._process is not None:  # let it report how the kernel ended before killing what is left
@@ -663,10 +678,15 @@ class Kernel:
         del self._buffer[: end + 1]
         try:
             message = json.loads(line)
-        except ValueError:
-            raise _Violation("protocol: a corrupt message from the kernel") from None
+        except RecursionError:
+            raise _Violation(f"protocol: a message from the kernel nested deeper than {MAX_DEPTH} levels") from None
+        except ValueError as exc:  # UnicodeDecodeError too
+            what = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not JSON"
+            raise _Violation(f"protocol: a message from the kernel that is {what}") from None
         if not isinstance(message, dict):
-            raise _Violation("protocol: a corrupt message from the kernel")
+            raise _Violation("protocol: a message from the kernel that is not a JSON object")
+        if nesting_depth(message) > MAX_DEPTH:
+            raise _Violation(f"protocol: a message from the kernel nested deeper than {MAX_DEPTH} levels")
         return message
 
     def _check_usage(self) -> None:
@@ -696,14 +716,15 @@ class Kernel:
         chunk = os.read(fd, 1 << 16) if not self._buffer else b"?"
         if not chunk:
             raise _Died("end of the kernel's output")
-        raise _Violation("protocol: the kernel sent a message outside any request (a forged message)")
+        raise _Violation("protocol: the kernel sent a message outside any request (a forged message)", stray=True)
 
     def _serve_call(self, message: dict[str, Any], deadline: float) -> None:
         name, arguments = message.get("name"), message.get("arguments")
         if not isinstance(name, str) or not isinstance(arguments, dict):
             raise _Violation("protocol: a malformed tool call from the kernel")
+        # A tool runs in this thread and cannot be interrupted: the cell ends as soon as it returns past the deadline
         reply = self.call_tool(name, arguments)
-        if time.monotonic() >= deadline:  # time spent in the tool counts toward the step
+        if time.monotonic() >= deadline:
             raise _Timeout
         for note in reply.notes or ():  # the tool's own lines, where the code's output is, written by the host
             os.write(self._capture, (note + "\n").encode())

@@ -12,9 +12,10 @@ Two levels (``LEVELS``, weakest first):
     the worker's own uid, or ``nobody`` when the worker is root), with no capabilities and ``no_new_privs``. Its
     root is a tmpfs holding read-only binds of the operating system (``/usr``, ``/lib*``, ``/bin``, ``/sbin``, a few
     files of ``/etc``), the Python installation (its site-packages hidden) and the kernel's own package, a private
-    ``/proc`` and ``/dev``, and one writable, size-limited ``/tmp``. It has no network device but a loopback that is
-    down, cannot see or signal any process outside its PID namespace, and dies whole: killing its first process
-    (PID 1 of the namespace) kills every process in it, whatever their session or process group.
+    ``/proc`` and a read-only ``/dev``, and one writable, size-limited ``/tmp``. It has no network device but a
+    loopback that is down, cannot see or signal any process outside its PID namespace, and dies whole: killing its
+    first process (PID 1 of the namespace) kills every process in it, whatever their session or process group. On
+    x86-64 and ARM64 it starts under the seccomp filter of ``seccomp``, installed last, just before exec.
 
 Launch handshake (namespaces), on the launcher's stdin/stdout before the kernel protocol starts:
 
@@ -41,6 +42,8 @@ import signal
 import stat
 import sys
 from typing import Any
+
+from undertow.env_core.sandbox import seccomp
 
 LEVELS = ("rlimits", "namespaces")  # weakest first
 SETUP_FAILED = "sandbox set-up failed: "
@@ -278,6 +281,8 @@ def build_view(spec: dict[str, Any]) -> None:
         ("stderr", "/proc/self/fd/2"),
     ):
         os.symlink(target, os.path.join(dev, name))
+    # Populated: from now on only its devices can be written to (a read-only mount does not stop writes to a device)
+    mounts.mount(None, dev, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.makedirs(os.path.join(root, "proc"))
     # A private /proc: this PID namespace's processes only. Refused where the host's /proc is partly masked
     with contextlib.suppress(IsolationError):
@@ -341,6 +346,7 @@ def launch(spec: dict[str, Any]) -> None:
             libc.sethostname(b"sandbox", 7)
             os.setsid()  # kill(0, ...) from the code reaches its own namespace's processes, not the launcher
             _drop_privileges()
+            seccomp.install()  # last: the set-up above needs mount, pivot_root and the rest
             os.execve(spec["python"], spec["argv"], spec["env"])
         except BaseException as exc:  # anything before exec: one line for the host, and out
             _fail(exc)

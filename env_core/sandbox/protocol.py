@@ -12,7 +12,8 @@ The code's output does not travel here: the kernel's fds 1 and 2 are a file the 
                      define{functions}                     (answered by defined)
                      shutdown                              (answered by bye; the kernel exits)
 
-A function in ``init`` and ``define`` is ``stub_json(FunctionStub)``: ``{name, parameters, description}``.
+A function in ``init`` and ``define`` is ``stub_json(FunctionStub)``: ``{name, parameters, description}``. The
+``cell`` of ``run`` is a random token the kernel echoes in ``done``. No message nests deeper than ``MAX_DEPTH``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ class FunctionStub:
 # Builtin exceptions a failed call may raise in the agent's code instead of the kernel's ``ToolError``: a closed
 # list, so that the host names a class and the kernel never looks up an arbitrary attribute of ``builtins``.
 RAISABLE = frozenset({"AssertionError", "RuntimeError", "TypeError", "ValueError"})
+
+# Levels of arrays and objects in one message, the message object included. Deeper is refused by both sides: the
+# kernel's values are cut to fit (``jsonable``), its tool arguments refused, and the host takes a deeper message
+# for a forged one (it would also strain every recursive consumer of the data after it).
+MAX_DEPTH = 100
 
 
 @dataclass
@@ -92,10 +98,11 @@ def stub_json(stub: FunctionStub) -> dict[str, Any]:
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
-    """``value`` as JSON data: containers converted recursively, anything else by ``repr``."""
+    """``value`` as JSON data: containers converted recursively, anything else by ``repr``; a container too deep to
+    travel inside a message (``MAX_DEPTH``) by its ``repr`` too."""
     if value is None or isinstance(value, bool | int | float | str):
         return value
-    if depth > 100:  # also ends reference cycles
+    if depth >= MAX_DEPTH - 2:  # room for the message object; also ends reference cycles
         return repr(value)
     if isinstance(value, dict):
         return {k if isinstance(k, str) else str(k): jsonable(v, depth + 1) for k, v in value.items()}
@@ -122,3 +129,23 @@ def argument_json(value: Any) -> Any:
     if hasattr(type(value), "tolist"):
         return value.tolist()
     raise TypeError(f"an argument of type {type(value).__name__} cannot be passed to a tool")
+
+
+def nesting_depth(value: Any, limit: int = MAX_DEPTH) -> int:
+    """Levels of containers (dicts, lists, tuples, sets) in ``value``: 0 for a scalar. Counts no further than
+    ``limit + 1``, so that a reference cycle or a hostile depth ends the walk early. Iterative: no recursion limit."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple | set | frozenset):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest

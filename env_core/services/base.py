@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from undertow.env_core.model import ToolSpec
 from undertow.env_core.tools import ToolExecutionError
+from undertow.env_core.untrusted import capped
 
 # The simulated clock starts where the fault layer's reference clock is (env_core.faults.REFERENCE_NOW): a stale
 # record's generated_at then counts back from the same instant the services' timestamps count from.
@@ -313,5 +314,5 @@ def jsonable(value: Any) -> Any:
 
 
 def not_found(what: str, key: object) -> ToolExecutionError:
-    """The error every service raises for an id or name it does not know."""
-    return ToolExecutionError(f"{what} {key!r} not found", "not_found")
+    """The error every service raises for an id or name it does not know (a long one quoted short)."""
+    return ToolExecutionError(f"{what} {(capped(key) if isinstance(key, str) else key)!r} not found", "not_found")

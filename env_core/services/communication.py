@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from undertow.env_core.services.base import Call, Lookup, Service, Write, not_found, tool
 from undertow.env_core.tools import ToolExecutionError
+from undertow.env_core.untrusted import capped
 
 DOMAIN = "communication & productivity"
 LOCAL_ZONE = ZoneInfo("America/Los_Angeles")  # the user's zone (UserProfile.timezone); calendars show local time
@@ -144,6 +145,15 @@ def _words(text: str) -> list[str]:
     return [word for word in re.split(r"[^a-z0-9@.:$'-]+", text.lower()) if word]
 
 
+def _is_address(text: str) -> bool:
+    """``name@domain.tld``: one @, no whitespace, a dot inside the domain. Checked by splitting, not by the regex
+    ``[^@\\s]+@[^@\\s]+\\.[^@\\s]+``, which backtracks quadratically on a long address that fails at its end."""
+    local, at, domain = text.partition("@")
+    if not (local and at and "@" not in domain) or any(c.isspace() for c in text):
+        return False
+    return "." in domain[1:-1]
+
+
 def _resolve_recipients(recipients: list[str], contacts: list[dict[str, str]]) -> list[str]:
     """Addresses for a list of recipients given as addresses or contact names; an unknown name is an error the agent
     reads (a mail client would not guess)."""
@@ -152,13 +162,13 @@ def _resolve_recipients(recipients: list[str], contacts: list[dict[str, str]]) -
     resolved = []
     for recipient in recipients:
         text = recipient.strip()
-        if "@" in text and re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", text):
+        if _is_address(text):
             resolved.append(text.lower())
             continue
         match = [c for c in contacts if c["name"].lower() == text.lower()]
         if not match:
             raise ToolExecutionError(
-                f"recipient {recipient!r} is neither an email address nor a contact name", "invalid_request"
+                f"recipient {capped(recipient)!r} is neither an email address nor a contact name", "invalid_request"
             )
         resolved.append(match[0]["email"])
     return resolved

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from helpers.paths import SPIDER_DEV
-from helpers.shipped import shipped_suite
+from helpers.shipped import ONE_OF_EACH, shipped_suite
 
 from undertow.cluster.config import SweepConfig
 from undertow.cluster.plan import plan_sweep
@@ -17,19 +17,6 @@ from undertow.cluster.store import RunStore
 from undertow.env_core.families import family_names
 from undertow.env_core.model import EpisodeResult, Outcome
 from undertow.workers.runner import episode_agent
-
-SPIDER = str(SPIDER_DEV)
-# (suite entry, the protocol its episode runs under: the sweep's, or the one the family's mode picks)
-SUITES: list[tuple[dict[str, Any], str]] = [
-    ({"family": "smoke", "limit": 1}, "function_calling"),
-    ({"family": "sqlfuncs", "spider": SPIDER, "limit": 1}, "function_calling"),
-    ({"family": "services", "limit": 1}, "function_calling"),
-    ({"family": "failtalms", "limit": 1}, "function_calling"),
-    ({"family": "liveapi", "spider": SPIDER, "formulation": "slot", "mode": "direct", "limit": 1}, "direct"),
-    ({"family": "liveapi", "spider": SPIDER, "formulation": "rest", "mode": "react", "limit": 1}, "react"),
-    ({"family": "middleware", "spider": SPIDER, "mode": "react", "limit": 1}, "react"),
-    ({"family": "middleware", "spider": SPIDER, "mode": "decoupled", "limit": 1}, "decoupled"),
-]
 
 
 def sweep(tmp_path: Path, name: str, suites: list[dict[str, Any]], **agent: Any) -> RunStore:
@@ -60,17 +47,23 @@ def solved(store: RunStore) -> list[EpisodeResult]:
 
 
 def test_one_episode_of_every_family_runs_and_the_oracle_solves_it(tmp_path: Path, ray_local: None) -> None:
-    store = sweep(tmp_path, "every-family", [entry for entry, _ in SUITES])
+    store = sweep(tmp_path, "every-family", [entry for entry, _ in ONE_OF_EACH])
     results = solved(store)
-    assert len(results) == len(SUITES)
+    assert len(results) == len(ONE_OF_EACH)
     assert {r.family for r in results} == set(family_names())  # every registered family, none left out
     protocols = {episode_agent(shard).protocol for shard in store.manifest().shards}
-    assert protocols == {protocol for _, protocol in SUITES} == {"function_calling", "direct", "react", "decoupled"}
+    assert (
+        protocols == {protocol for _, protocol in ONE_OF_EACH} == {"function_calling", "direct", "react", "decoupled"}
+    )
 
 
 def test_codeact_runs_an_episode_in_the_sandboxed_kernel(tmp_path: Path, ray_local: None) -> None:
     store = sweep(
-        tmp_path, "codeact", [{"family": "sqlfuncs", "spider": SPIDER, "limit": 1}], protocol="codeact", prompt="hohw"
+        tmp_path,
+        "codeact",
+        [{"family": "sqlfuncs", "spider": str(SPIDER_DEV), "limit": 1}],
+        protocol="codeact",
+        prompt="hohw",
     )
     assert len(solved(store)) == 1
     assert {episode_agent(shard).protocol for shard in store.manifest().shards} == {"codeact"}
@@ -81,4 +74,4 @@ def test_every_protocol_has_an_episode_here() -> None:
     """A protocol added to the agent needs an episode above."""
     from undertow.workers.agent import PROTOCOLS
 
-    assert set(PROTOCOLS) == {protocol for _, protocol in SUITES} | {"codeact"}
+    assert set(PROTOCOLS) == {protocol for _, protocol in ONE_OF_EACH} | {"codeact"}

@@ -190,3 +190,20 @@ def test_the_cli_refuses_a_store_it_cannot_create_and_leaves_nothing(
     result = runner.invoke(app, ["run", str(config), *overrides])
     assert result.exit_code == 2 and "nothing was run" in result.output, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sweep.yaml"]  # no copies/<run>/origin.json
+
+
+def test_commit_never_fails_on_a_trajectory_that_slipped_past_the_cleaning(tmp_path: Path) -> None:
+    """Model text is cleaned as it enters a trajectory (env_core.untrusted); a value built without validation (here
+    on purpose, through ``model_construct``) is cleaned by the commit itself instead of failing the shard."""
+    from undertow.env_core.model import Trajectory
+
+    fields = Trajectory(episode_id="e", scenario_id="s", model="m", setting="clean", seed=0).__dict__
+    raw = Trajectory.model_construct(**{**fields, "final_answer": "Sofia \ud800"})
+    # line and paragraph separators, which JSON strings carry unescaped, do not split a stored line
+    separated = Trajectory(episode_id="f", scenario_id="s", model="m", setting="clean", seed=0)
+    separated.final_answer = "one\u2028two\u2029three\x85four"
+    store = RunStore(tmp_path)
+    store.commit(ShardOutput(shard_id="s1", results=[], trajectories=[raw, separated], wall_s=0.0))
+    back, again = store.trajectories("s1")
+    assert back.final_answer == "Sofia \ufffd"
+    assert again.final_answer == "one\u2028two\u2029three\x85four"

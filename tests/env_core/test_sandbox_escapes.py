@@ -12,9 +12,11 @@ with a secret, a real host process of the kernel's outside uid), so that a conta
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import glob
 import hashlib
 import os
+import platform
 import socket
 import sqlite3
 import subprocess
@@ -36,6 +38,7 @@ SECRET = "gold-answer-8c1f0e"  # what a cheating model would look for
 STUBS = [
     FunctionStub("function_1", ["name"], "Scores of a player, by name."),
     FunctionStub("echo", ["value"], "Returns its argument."),
+    FunctionStub("wait", ["seconds"], "Returns after the given time: a slow tool."),
 ]
 NORMAL_CELL = "rows = function_1('alice')\nprint(rows, 6 * 7)"
 NORMAL_OUTPUT = "[['alice', 7]] 42\n"
@@ -64,6 +67,9 @@ class Tools:
             return ToolReply(ok=True, value=[list(row) for row in rows])
         if name == "echo":
             return ToolReply(ok=True, value=arguments.get("value"))
+        if name == "wait":
+            time.sleep(float(arguments["seconds"]))
+            return ToolReply(ok=True)
         return ToolReply(ok=False, error=f"unknown tool {name}")
 
 
@@ -463,6 +469,82 @@ def test_memory_taken_between_cells_is_caught_at_the_next_cell(tools: Tools) -> 
         runs_normally(kernel, tools)
 
 
+# -- host resources beyond the rlimits: per-user counters, memory outside every process, the keyrings
+
+# The numbers of the calls below that libc has no function for, on x86-64 and ARM64
+CALLS = {"x86_64": (240, 248, 249, 250), "aarch64": (180, 217, 218, 219)}
+MQ_OPEN, ADD_KEY, REQUEST_KEY, KEYCTL = CALLS.get(platform.machine(), (0, 0, 0, 0))
+needs_filter = pytest.mark.skipif(not MQ_OPEN, reason=f"no seccomp filter on {platform.machine()}")
+LIBC = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+
+
+def host_inotify() -> int:
+    """Open and close an inotify instance in this process (the worker's uid): its errno, 0 when it worked."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        return ctypes.get_errno()
+    os.close(fd)
+    return 0
+
+
+@needs_filter
+def test_inotify_instances_cannot_exhaust_the_workers_limit(kernel: Kernel, tools: Tools) -> None:
+    # Counted against the owner of the kernel's user namespace (the worker's uid): 128 held in a kernel made the
+    # worker's own inotify_init1 fail with EMFILE
+    assert host_inotify() == 0
+    code = LIBC + (
+        "held = []\n"
+        "while len(held) < 1000 and (fd := libc.inotify_init1(0)) >= 0:\n"
+        "    held.append(fd)\n"
+        "print(len(held), ctypes.get_errno(), libc.fanotify_init(0, 0), ctypes.get_errno())\n"
+    )
+    assert clean(kernel.run(code)) == "0 1 -1 1\n"  # EPERM, from the first
+    assert host_inotify() == 0
+    runs_normally(kernel, tools)
+
+
+@needs_filter
+def test_memory_outside_every_process_cannot_be_taken(kernel: Kernel, tools: Tools) -> None:
+    # Each would hold memory that no process's resident set shows, beyond /tmp's size: 2.5 GiB in memfds or in a
+    # tmpfs of a nested user and mount namespace raised the host's shared memory while the kernel's stayed at 31 MB
+    code = LIBC + (
+        "try:\n"
+        "    for _ in range(160):\n"
+        "        fd = os.memfd_create('hoard')\n"
+        "        os.ftruncate(fd, 16 << 20)\n"
+        "        os.write(fd, b'x' * (16 << 20))\n"
+        "except OSError as exc:\n"
+        "    print('memfd', type(exc).__name__)\n"
+        "for call in ('shmget(0, 256 << 20, 0o1600)', 'msgget(0, 0o1600)', 'semget(0, 32000, 0o1600)',\n"
+        f"             'syscall({MQ_OPEN}, b\"hoard\", 0o102, 0o600, None)', 'unshare(0x10020000)'):\n"
+        "    print(eval('libc.' + call), ctypes.get_errno())\n"  # IPC_PRIVATE, IPC_CREAT; CLONE_NEWUSER | NEWNS
+        "print(os.path.exists('/dev/shm'))\n"
+    )
+    assert clean(kernel.run(code)) == "memfd PermissionError\n" + "-1 1\n" * 5 + "False\n"
+    runs_normally(kernel, tools)
+
+
+@needs_filter
+def test_kernels_share_no_keyring(tools: Tools) -> None:
+    # Two kernels of the same outside uid passed a key with opened permissions from one to the other
+    name = f"undertow-{uuid.uuid4().hex}".encode()
+    with open_kernel(tools) as writer, open_kernel(tools) as reader:
+        code = LIBC + (  # into the user keyring (-4), then KEYCTL_SETPERM (5) to everyone
+            f"key = libc.syscall({ADD_KEY}, b'user', {name!r}, {SECRET.encode()!r}, {len(SECRET)}, -4)\n"
+            "print(key, ctypes.get_errno())\n"
+            f"print(libc.syscall({KEYCTL}, 5, key, 0x3F3F3F3F), ctypes.get_errno())\n"
+        )
+        assert clean(writer.run(code)) == "-1 1\n-1 1\n"
+        found = LIBC + (  # then KEYCTL_READ (11)
+            f"key = libc.syscall({REQUEST_KEY}, b'user', {name!r}, None, 0)\n"
+            "buffer = ctypes.create_string_buffer(100)\n"
+            f"print(key, ctypes.get_errno(), libc.syscall({KEYCTL}, 11, key, buffer, 100), buffer.value)\n"
+        )
+        assert clean(reader.run(found)) == "-1 1 -1 b''\n"
+        runs_normally(reader, tools)
+
+
 # -- time and output
 
 
@@ -474,6 +556,20 @@ def test_infinite_loop_times_out_and_state_is_lost(tools: Tools) -> None:
         assert result.error is not None and result.error.startswith("TimeoutError")
         assert 1000 <= result.duration_ms < 6000
         errored(kernel.run("print(x)"), "NameError")  # a fresh kernel: the variables are gone
+        runs_normally(kernel, tools)
+
+
+def test_tool_time_counts_toward_the_cells_timeout(tools: Tools) -> None:
+    # A tool cannot be interrupted, but the cell ends as soon as the call that crossed the deadline returns, and no
+    # further call starts
+    with open_kernel(tools, step_timeout_s=0.5) as kernel:
+        result = kernel.run("for _ in range(5):\n    wait(0.2)\nprint('not reached')")
+        assert result.timed_out and result.violation is None
+        assert result.error is not None and result.error.startswith("TimeoutError")
+        assert "not reached" not in result.output
+        assert [name for name, _ in tools.calls] == ["wait"] * 3  # the third crossed the deadline
+        assert 600 <= result.duration_ms < 1100
+        assert kernel.pid is None
         runs_normally(kernel, tools)
 
 
@@ -630,6 +726,7 @@ def test_sys_path_holds_no_project_path(kernel: Kernel) -> None:
         ("/usr", "Read-only file system"),
         ("/", "Read-only file system"),
         ("/kernel/undertow/env_core/sandbox", "Read-only file system"),
+        ("/dev", "Read-only file system"),
         ("/proc", "No such file or directory"),  # proc makes no files
     ],
 )
@@ -688,15 +785,24 @@ def forge(line: bytes) -> str:
     return SESSION + f"session.outbound.write({line!r})\nsession.outbound.flush()\n"
 
 
+def deep_call(levels: int) -> bytes:
+    return b'{"op": "call", "name": "echo", "arguments": {"value": ' + b"[" * levels + b"]" * levels + b"}}\n"
+
+
 @pytest.mark.parametrize(
     ("line", "what"),
     [
-        (b"not json\n", "protocol"),
-        (b'{"op": "reply", "ok": true, "value": "FORGED"}\n', "protocol"),
-        (b'{"op": "call", "name": 5, "arguments": "FORGED"}\n', "protocol"),
-        (b'"FORGED"\n', "protocol"),
+        (b"not json\n", "protocol: a message from the kernel that is not JSON"),
+        (b'{"op": "done", "error": null,\n', "protocol: a message from the kernel that is not JSON"),
+        (b'{"op": "done", "error": "\xff\xfe"}\n', "protocol: a message from the kernel that is not UTF-8"),
+        (b'"FORGED"\n', "protocol: a message from the kernel that is not a JSON object"),
+        (deep_call(100_000), "protocol: a message from the kernel nested deeper than 100 levels"),  # for json itself
+        (deep_call(150), "protocol: a message from the kernel nested deeper than 100 levels"),  # decodable, too deep
+        (b'{"op": "reply", "ok": true, "value": "FORGED"}\n', "protocol: an unexpected message"),
+        (b'{"op": "call", "name": 5, "arguments": "FORGED"}\n', "protocol: a malformed tool call"),
         (b"x" * (2 << 20), "message size"),  # no newline: over sandbox.message_kb
     ],
+    ids=["not-json", "cut", "not-utf8", "not-an-object", "nested-100000", "nested-150", "reply", "call", "2-MiB"],
 )
 def test_forged_messages_end_the_episode(kernel: Kernel, tools: Tools, line: bytes, what: str) -> None:
     result = kernel.run(forge(line) + "import time\ntime.sleep(5)")
@@ -716,20 +822,68 @@ def test_a_forged_done_shows_no_forged_output(kernel: Kernel, tools: Tools) -> N
     runs_normally(kernel, tools)
 
 
-def test_a_forged_done_with_the_cells_number_is_caught_by_the_real_one(kernel: Kernel, tools: Tools) -> None:
-    # The cell's number can be dug out of the kernel's own frames; the forged "done" then ends the cell early, and
+def test_a_forged_done_with_the_cells_token_is_caught_by_the_real_one(kernel: Kernel, tools: Tools) -> None:
+    # The cell's token can be dug out of the kernel's own frames; the forged "done" then ends the cell early, and
     # the real one, waiting on the channel when the next cell starts, is a violation there
-    number = (
-        "import sys\n"
+    token = (
+        "import json, sys\n"
         "frames = [sys._getframe(i) for i in range(1, 8)]\n"
         "cell = next(f.f_locals['message']['cell'] for f in frames if 'message' in f.f_locals)\n"
     )
-    line = '{"op": "done", "error": null, "output": "FORGED", "cell": %d}\n'
-    forged = SESSION + number + f"session.outbound.write(({line!r} % cell).encode())\nsession.outbound.flush()\n"
-    result = kernel.run(forged)
+    done = "json.dumps({'op': 'done', 'error': None, 'output': 'FORGED', 'cell': cell}) + '\\n'"
+    forged = SESSION + token + f"session.outbound.write(({done}).encode())\nsession.outbound.flush()\n"
+    result = kernel.run(forged + "import time\ntime.sleep(0.1)\nprint('after the forged done')")
     assert "FORGED" not in result.output and result.error is None
-    time.sleep(0.3)  # the real "done" of that cell is now waiting on the channel, outside any request
-    violated(kernel.run("print(1)"), "protocol")
+    time.sleep(0.4)  # the real "done" of that cell is now waiting on the channel, outside any request
+    late = kernel.run("print(1)")
+    violated(late, "outside any request")
+    assert late.output == ""  # what the forging cell printed after its forged end is not shown as this cell's
+    runs_normally(kernel, tools)
+
+
+def next_cell_forger(dig: bool) -> str:
+    """A cell that leaves a thread behind to end the next cell: once the kernel has taken that cell, the thread sends
+    a "done" for it, carrying the token dug out of the main thread's frames (``dig``) or, guessing, the cell's
+    number (what the worker sent before cells got random tokens)."""
+    token = (
+        "    frame = sys._current_frames()[threading.main_thread().ident]\n"
+        "    while (frame.f_locals.get('message') or {}).get('op') != 'run':\n"
+        "        frame = frame.f_back\n"
+        "    cell = frame.f_locals['message']['cell']\n"
+        if dig
+        else "    cell = session.cell\n"
+    )
+    return SESSION + (
+        "import json, sys, threading, time\n"
+        "def forge(started=session.cell):\n"
+        "    while session.cell == started:\n"
+        "        time.sleep(0.001)\n"
+        + token
+        + "    done = json.dumps({'op': 'done', 'error': None, 'printed': 0, 'cell': cell})\n"
+        "    session.outbound.write(done.encode() + b'\\n')\n"
+        "    session.outbound.flush()\n"
+        "threading.Thread(target=forge, daemon=True).start()\n"
+    )
+
+
+def test_a_done_guessed_for_the_next_cell_is_refused_at_once(kernel: Kernel, tools: Tools) -> None:
+    assert clean(kernel.run(next_cell_forger(dig=False))) == ""
+    result = kernel.run("import time\ntime.sleep(1)\nprint('cell two')")
+    violated(result, "ended a cell it was not running")
+    assert result.output == "" and result.duration_ms < 800  # at once, not when the cell ends
+    runs_normally(kernel, tools)
+
+
+def test_a_done_forged_for_the_next_cell_never_shifts_its_output(kernel: Kernel, tools: Tools) -> None:
+    # With the token dug out, the thread does end the next cell early, as code in that cell could; the cell's real
+    # end is then a violation at the start of the one after, which shows none of the ended cell's output
+    assert clean(kernel.run(next_cell_forger(dig=True))) == ""
+    early = kernel.run("import time\ntime.sleep(0.3)\nprint('cell two')")
+    assert clean(early) == "" and early.duration_ms < 250
+    time.sleep(0.5)  # cell two goes on in the kernel, prints, and sends its real "done"
+    late = kernel.run("print('cell three')")
+    violated(late, "outside any request")
+    assert late.output == ""
     runs_normally(kernel, tools)
 
 

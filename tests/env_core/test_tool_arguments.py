@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,9 +18,21 @@ from jsonschema import Draft202012Validator
 
 from undertow.env_core.environment import Environment
 from undertow.env_core.faults import PRESET_SETTINGS
-from undertow.env_core.model import Observation, Outcome
+from undertow.env_core.model import Gold, Observation, Outcome, Scenario, ToolSpec
 from undertow.env_core.suites import Suite, SuiteRef
-from undertow.env_core.tools import MAX_DEPTH, MAX_ITEMS, MAX_STRING, SqliteToolBox, ToolExecutionError
+from undertow.env_core.tools import (
+    MAIN,
+    MAX_DEPTH,
+    MAX_ITEMS,
+    MAX_MESSAGE,
+    MAX_STRING,
+    QUERY_TIMEOUT_S,
+    QUOTE_CHARS,
+    SqliteToolBox,
+    ToolExecutionError,
+    shorten_quotes,
+)
+from undertow.env_core.untrusted import clean_arguments
 from undertow.workers.agent import AgentConfig, Protocol
 from undertow.workers.clients import EndpointModel
 from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard
@@ -96,18 +109,6 @@ def nested(depth: int) -> list[Any]:
         ),
         pytest.param(
             "find_employee_ids",
-            {"first_name": "No\ud800r", "last_name": "Schmidt"},
-            "a string is not valid Unicode text (it holds a lone surrogate) (at 'first_name')",
-            id="lone-surrogate",
-        ),
-        pytest.param(
-            "find_employee_ids",
-            {"first_name": "Noor", "\udfff": "Schmidt"},
-            "a name is not valid Unicode text (it holds a lone surrogate) (at '\\udfff')",
-            id="lone-surrogate-name",
-        ),
-        pytest.param(
-            "find_employee_ids",
             {"first_name": "x" * (MAX_STRING + 1), "last_name": "Schmidt"},
             f"a string of {MAX_STRING + 1} characters is longer than the {MAX_STRING} allowed (at 'first_name')",
             id="long-string",
@@ -115,7 +116,9 @@ def nested(depth: int) -> list[Any]:
         pytest.param(
             "list_reports_with_salary",
             {"manager_ids": [1] * (MAX_ITEMS + 1)},
-            f"an array of {MAX_ITEMS + 1} elements is longer than the {MAX_ITEMS} allowed (at 'manager_ids')",
+            "the arguments are 300,020 characters of JSON, more than the 100,000 a call may carry; they began: "
+            + json.dumps({"manager_ids": [1] * (MAX_ITEMS + 1)})[:200]
+            + "… (300,020 characters)",
             id="long-array",
         ),
         pytest.param(
@@ -135,6 +138,47 @@ def test_values_no_tool_can_take_are_invalid_arguments_naming_the_argument(
     assert (observation.error.type, observation.error.retryable) == ("invalid_arguments", False)
     assert observation.error.message == f"Invalid arguments for {tool}: {message}"
     observation.content().encode("utf-8")  # the message can be sent to the model (no lone surrogate in it)
+
+
+def test_a_lone_surrogate_is_replaced_before_the_tool_sees_it(env: Environment) -> None:
+    """The call's arguments are cleaned as they enter the trajectory (env_core.untrusted), and the tool runs on
+    what was recorded: a lone surrogate becomes U+FFFD, in a value or in a name."""
+    observation = step(env, "find_employee_ids", {"first_name": "No\ud800r", "last_name": "Schmidt"})
+    assert observation.ok and observation.result == [], observation.error  # nobody is called "No\ufffdr"
+    observation = step(env, "find_employee_ids", {"first_name": "Noor", "last_name": "Schmidt", "\udfff": 1})
+    assert observation.error is not None and observation.error.type == "invalid_arguments"
+    assert observation.error.message == (
+        "Invalid arguments for find_employee_ids: Additional properties are not allowed ('\ufffd' was unexpected)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        pytest.param(
+            {"first_name": "No\ud800r", "last_name": "Schmidt"},
+            "a string is not valid Unicode text (it holds a lone surrogate) (at 'first_name')",
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            {"first_name": "Noor", "\udfff": "Schmidt"},
+            "a name is not valid Unicode text (it holds a lone surrogate) (at '\\udfff')",
+            id="lone-surrogate-name",
+        ),
+        pytest.param(
+            {"manager_ids": [1] * (MAX_ITEMS + 1)},
+            f"an array of {MAX_ITEMS + 1} elements is longer than the {MAX_ITEMS} allowed (at 'manager_ids')",
+            id="long-array",
+        ),
+    ],
+)
+def test_a_tool_box_called_directly_refuses_what_the_cleaning_would_have_changed(
+    smoke: Suite, arguments: dict[str, Any], message: str
+) -> None:
+    """Tool boxes are also called without the environment (policies, plan walks): they check for themselves."""
+    spec = smoke.toolbox.specs["find_employee_ids" if "first_name" in arguments else "list_reports_with_salary"]
+    error = smoke.toolbox.argument_error(spec, arguments)
+    assert error == f"Invalid arguments for {spec.name}: {message}"
 
 
 @pytest.mark.parametrize(("salary", "everyone"), [(2**63 - 1, False), (1.5e308, False), (-(2**63), True), (-0.0, True)])
@@ -351,8 +395,10 @@ def test_any_arguments_give_an_observation(smoke: Suite, env: Environment, data:
     assert isinstance(observation, Observation)
     assert observation.ok == (observation.error is None)
     observation.content().encode("utf-8")  # what the model reads can always be sent to it
-    schema_valid = Draft202012Validator(smoke.toolbox.specs[tool].parameters).is_valid(arguments)
-    if not schema_valid or not bindable(arguments):
+    # the tool runs on the arguments as the trajectory records them: cleaned (lone surrogates replaced, ...)
+    recorded = clean_arguments(arguments)
+    schema_valid = Draft202012Validator(smoke.toolbox.specs[tool].parameters).is_valid(recorded)
+    if not schema_valid or not bindable(recorded):
         assert not observation.ok
         assert observation.error is not None and observation.error.type == "invalid_arguments"
         assert observation.error.message.startswith(f"Invalid arguments for {tool}: ")
@@ -379,3 +425,92 @@ def test_whatever_native_reply_a_model_sends_is_never_an_infra_error(
     assert result.outcome != Outcome.infra_error, result.error
     assert result.outcome in (Outcome.scored, Outcome.parse_error, Outcome.budget_exhausted)
     type(trajectory).model_validate_json(trajectory.model_dump_json())  # it can be stored and read back
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Long arguments and slow queries (issue 29): a refusal quotes an argument short, a query is bounded in time
+
+MEGABYTE = "x" * 1_000_000
+
+
+def test_a_refusal_quotes_a_long_argument_short(smoke: Suite, env: Environment) -> None:
+    # 3,000 characters pass the length check; jsonschema's message would repeat them whole
+    spec = smoke.toolbox.specs["employees_paid_above"]
+    assert smoke.toolbox.argument_error(spec, {"min_salary": "x" * 3000}) == (
+        f"Invalid arguments for employees_paid_above: '{'x' * QUOTE_CHARS}… (3,000 characters)' is not of type "
+        "'number' (at 'min_salary')"
+    )
+    unexpected = smoke.toolbox.argument_error(spec, {"min_salary": 1, "k" * 3000: 1})
+    assert unexpected == (
+        "Invalid arguments for employees_paid_above: Additional properties are not allowed "
+        f"('{'k' * QUOTE_CHARS}… (3,000 characters)' was unexpected)"
+    )
+    # past the cap: refused before anything else looks at it, the name in the path quoted short too
+    assert smoke.toolbox.argument_error(spec, {"k" * 1_000_000: 1}) == (
+        f"Invalid arguments for employees_paid_above: a name of 1000000 characters is longer than the {MAX_STRING} "
+        f"allowed (at '{'k' * QUOTE_CHARS}… (1,000,000 characters)')"
+    )
+    for arguments in ({"min_salary": "x" * 3000}, {"min_salary": MEGABYTE}, {MEGABYTE: 1}):
+        observation = step(env, "employees_paid_above", arguments)
+        assert observation.error is not None and observation.error.type == "invalid_arguments"
+        assert len(observation.error.message) < 2 * QUOTE_CHARS + 200, observation.error.message[:300]
+
+
+def test_an_unknown_tool_with_a_long_name_is_quoted_short(env: Environment) -> None:
+    observation = step(env, "t" * 5000, {})
+    assert observation.error is not None and observation.error.type == "unknown_tool"
+    assert observation.error.message.startswith(f"Unknown tool '{'t' * QUOTE_CHARS}… (5,000 characters)'. ")
+
+
+NEWLINES = "\n" * 300  # Python and JSON write it as 600 characters
+ACCENTS = "é" * 300  # JSON in ASCII writes it as 1,800 characters
+
+
+@pytest.mark.parametrize(
+    ("message", "shortened"),
+    [
+        pytest.param("no row for " + "y" * 500, "no row for " + "y" * QUOTE_CHARS + "… (500 characters)", id="as-is"),
+        pytest.param(repr(NEWLINES), "'" + "\\n" * (QUOTE_CHARS // 2) + "… (600 characters)'", id="escaped"),
+        pytest.param(json.dumps(ACCENTS), '"' + ("\\u00e9" * 34)[:QUOTE_CHARS] + '… (1,800 characters)"', id="json"),
+        # a quotation no argument matches (the tool changed it) is cut with the whole message
+        pytest.param("z" * 5000, "z" * MAX_MESSAGE + "… (5,000 characters)", id="cut"),
+    ],
+)
+def test_shorten_quotes(message: str, shortened: str) -> None:
+    arguments = {"a": "y" * 500, "b": [NEWLINES, {"c": ACCENTS}]}
+    assert shorten_quotes(message, arguments) == shortened
+
+
+def count_to(timeout_s: float, smoke: Suite) -> SqliteToolBox:
+    """A tool whose query runs as long as its argument says (a recursive count), over the smoke database."""
+    spec = ToolSpec(
+        name="count_to",
+        description="Count from 1 to n.",
+        parameters={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        binding={
+            "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < :n) "
+            "SELECT count(*) AS n FROM c"
+        },
+    )
+    assert isinstance(smoke.toolbox, SqliteToolBox)
+    return SqliteToolBox([spec], smoke.toolbox.sources[MAIN], timeout_s=timeout_s)
+
+
+def test_a_query_past_the_time_limit_is_a_tool_error_and_the_episode_goes_on(smoke: Suite) -> None:
+    assert isinstance(smoke.toolbox, SqliteToolBox) and smoke.toolbox.timeout_s == QUERY_TIMEOUT_S
+    scenario = Scenario(id="count", family="smoke", task="count", tools=["count_to"], gold=Gold())
+    environment = Environment(scenario, count_to(0.3, smoke))
+    environment.reset()
+    try:
+        started = time.monotonic()
+        observation = step(environment, "count_to", {"n": 2**62})  # hours of counting without the limit
+        assert time.monotonic() - started < 10
+        assert observation.error is not None
+        assert (observation.error.type, observation.error.message) == (
+            "tool_error",
+            "count_to failed: the query ran past the 0.3 s time limit and was stopped",
+        )
+        # the episode's connection is usable again, without the limit's handler left behind
+        assert step(environment, "count_to", {"n": 1000}).result == [{"n": 1000}]
+    finally:
+        environment.close()

@@ -14,8 +14,22 @@ from typing import Any
 from filelock import FileLock
 
 from helpers.cli import only_run, run_cli
-from helpers.paths import CONFIGS
+from helpers.paths import CONFIGS, SPIDER_DEV
 from undertow.env_core.suites import Suite, load_ref, suite_ref
+
+_SPIDER = str(SPIDER_DEV)
+# One limit-1 suite of every built-in family and text protocol: (suite entry, the protocol its episode runs
+# under: the sweep's, or the one the family's mode picks)
+ONE_OF_EACH: list[tuple[dict[str, Any], str]] = [
+    ({"family": "smoke", "limit": 1}, "function_calling"),
+    ({"family": "sqlfuncs", "spider": _SPIDER, "limit": 1}, "function_calling"),
+    ({"family": "services", "limit": 1}, "function_calling"),
+    ({"family": "failtalms", "limit": 1}, "function_calling"),
+    ({"family": "liveapi", "spider": _SPIDER, "formulation": "slot", "mode": "direct", "limit": 1}, "direct"),
+    ({"family": "liveapi", "spider": _SPIDER, "formulation": "rest", "mode": "react", "limit": 1}, "react"),
+    ({"family": "middleware", "spider": _SPIDER, "mode": "react", "limit": 1}, "react"),
+    ({"family": "middleware", "spider": _SPIDER, "mode": "decoupled", "limit": 1}, "decoupled"),
+]
 
 
 def shipped_suite(entry: str | dict[str, Any]) -> Suite:

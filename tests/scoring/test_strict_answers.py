@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 
 from undertow.env_core.model import Action, Gold, Outcome, Scenario, Step, Trajectory, Turn
-from undertow.scoring.answers import answer_matches, strict_answer_matches
+from undertow.scoring.answers import (
+    UnscorableAnswer,
+    answer_matches,
+    depth,
+    flatten,
+    normalize_scalar,
+    strict_answer_matches,
+)
 from undertow.scoring.trajectory import score_trajectory
 
 # what a sqlfuncs function returns: records keyed by the column names SQLite gives the query's columns
@@ -135,3 +142,40 @@ def test_score_trajectory_uses_the_strict_matcher_when_asked() -> None:
     assert score_trajectory(records, scenario(), False, answers="strict").correct
     with pytest.raises(ValueError, match="answers: expected 'lenient' or 'strict', got 'exact'"):
         score_trajectory(records, scenario(), False, answers="exact")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Answers a model can write to break a comparison (issue 29): numbers beyond float range, answers nested too deep
+
+
+def test_numbers_beyond_float_range_compare_exactly_in_both_matchers() -> None:
+    huge = 10**400
+    for matches in (answer_matches, strict_answer_matches):
+        assert matches(f"[{huge}]", [{"n": huge}])
+        assert not matches(f"[{huge}]", [{"n": huge + 1}])
+        assert not matches(f"[{huge}]", [{"n": 5}])
+        assert matches("[1" + "0" * 400 + "]", [{"n": huge}])
+    # past 2**53 a float would merge neighbours; exact integers keep them apart
+    assert normalize_scalar(2**53 + 1) != normalize_scalar(2**53)
+    assert normalize_scalar("9,007,199,254,740,993") == normalize_scalar(2**53 + 1)
+    assert normalize_scalar("12345678901234567.123456") == "12345678901234567.1235"
+    assert normalize_scalar(3) == normalize_scalar(3.0) == normalize_scalar("3.00") == "3"  # unchanged below
+    assert answer_matches(f"The total is {huge}.", [{"n": huge}])  # prose, lenient
+
+
+def test_a_number_too_long_to_read_and_an_answer_nested_too_deep_are_unscorable() -> None:
+    with pytest.raises(UnscorableAnswer, match="a number of 4,201 digits"):
+        normalize_scalar("1" + "0" * 4200)
+    deep = "[" * 600 + "1" + "]" * 600  # json.loads reads it; the normalizers must not recurse through it
+    for matches in (answer_matches, strict_answer_matches):
+        with pytest.raises(UnscorableAnswer, match="nested deeper than 64 levels"):
+            matches(deep, [{"n": 1}])
+    assert depth([[1], {"a": [[2]]}]) == 4 and depth(7) == 0
+
+
+def test_flatten_keeps_order_without_recursion() -> None:
+    assert flatten([1, [2, {"a": 3, "b": [4]}], (5,)]) == [1, 2, 3, 4, 5]
+    deep: list[object] = [1]
+    for _ in range(50_000):
+        deep = [deep]
+    assert flatten(deep) == [1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +20,7 @@ from undertow.env_core.tools import ToolBox, ToolExecutionError
 NAME = "toy"
 CAPITALS = {"France": "Paris", "Japan": "Tokyo", "Kenya": "Nairobi", "Peru": "Lima", "Norway": "Oslo"}
 BROKEN = "TOY_BACKEND_DOWN"  # a file named by this variable makes the backend fail (an infrastructure error)
+SLOW = "TOY_LOOKUP_S"  # seconds each lookup takes (a slow backend: the sandbox counts tool time in a cell's budget)
 
 
 class ToySuite(SuiteConfig):
@@ -69,6 +71,7 @@ class CapitalToolBox(ToolBox):
         marker = os.environ.get(BROKEN)
         if marker and Path(marker).exists():
             raise RuntimeError("the toy backend is down")
+        time.sleep(float(os.environ.get(SLOW, "0")))
         capital = spec.binding["capitals"].get(arguments["country"])
         if capital is None:
             raise ToolExecutionError(f"no capital known for {arguments['country']!r}")

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from undertow.env_core.families import Bar, FamilySummary, ReportTable, StackedBars
 from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
 
+DETAILS_BUG = "TOY_DETAILS_BUG"  # set: the details of the Peru question raise (a harness bug, not the model's)
+
 
 def episode_details(
     trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
 ) -> dict[str, Any]:
+    if os.environ.get(DETAILS_BUG) and "Peru" in scenario.task:  # a scorer bug on one scenario, for the runner's test
+        raise KeyError("a deliberate bug in the toy family's details")
     return {"lookups": sum(1 for step in trajectory.tool_steps() if step.action.tool_call is not None)}
 
 

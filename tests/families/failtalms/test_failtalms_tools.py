@@ -143,6 +143,8 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("piece_info", {"title": "Moonlite Sonata"}, "did you mean 'Moonlight Sonata'?"),
     ("composer_works", {"composer": "Bach?!x"}, "unknown composer"),
     ("chord_notes", {"chord": "Cmaj9"}, "unknown chord type 'maj9' in 'Cmaj9'"),
+    # a long argument is quoted short (issue 29)
+    ("chord_notes", {"chord": "C" + "x" * 3000}, f"unknown chord type '{'x' * 200}… (3,000 characters)' in 'C"),
     ("note_frequency", {"note": "H4"}, "write a letter, an optional # or b and an octave"),
     ("bmi", {"weight_kg": 70, "height_cm": 1.75}, "give the height in centimetres"),
     (

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,11 @@ from undertow.env_core.middleware.database import (
     compose,
     execute_sql,
     results_match,
+    statement_body,
 )
 from undertow.env_core.model import Gold, Scenario, ToolSpec
 from undertow.env_core.spider import SpiderData, read_spider
-from undertow.env_core.tools import ToolExecutionError, ToolOutput
+from undertow.env_core.tools import QUOTE_CHARS, ToolExecutionError, ToolOutput
 
 ARGUMENTS = {
     "find_columns_containing_value": ["value"],
@@ -628,3 +630,17 @@ def test_hand_built_chains_on_world_1_match_the_gold_sql(
             call(box, state, clause, **{f"{clause}_statement": text})
         assert results_match(execute_sql(path, state.sql()), execute_sql(path, gold[question]))
     assert not results_match(execute_sql(path, state.sql()), execute_sql(path, gold[next(iter(chains))]))
+
+
+def test_long_arguments_are_trimmed_in_one_pass_and_quoted_short(
+    box: DatabaseToolBox, episode: Callable[[str], DatabaseState]
+) -> None:
+    """Issue 29: the regex that trimmed trailing blanks and semicolons retried a long run of them from every
+    position (quadratic); a note repeated a long value whole."""
+    assert statement_body("from", "FROM singer" + " ;" * 1995) == "singer"
+    assert statement_body("where", " ;" * 1995 + "x") == ";" + " ;" * 1994 + "x"  # only a trailing run goes
+    state = episode("concert_singer")
+    started = time.monotonic()
+    note = call(box, state, "find_columns_containing_value_fuzzy", value=" " + "q" * 3000).notes
+    assert note == [f"no cell contains or resembles '{'q' * QUOTE_CHARS}… (3,000 characters)'"]
+    assert time.monotonic() - started < 10

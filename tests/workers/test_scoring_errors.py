@@ -1,0 +1,69 @@
+"""Scoring runs inside the episode's error handling (issue 29): an answer that cannot be compared is the model's
+wrong answer, recorded as ``unscorable_answer``; a scorer that fails for any other reason fails its own episode as
+``infra_error``, never the shard, and never the neighbours. Episodes run as a Ray worker runs them
+(``run_shard``), against a scripted OpenAI-compatible endpoint speaking function calling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.endpoint import Reply, answer, scripted_server
+from toy_family.metrics import DETAILS_BUG
+
+from undertow.cluster.config import SweepConfig
+from undertow.cluster.plan import plan_sweep
+from undertow.env_core.model import Outcome
+from undertow.env_core.suites import load_ref, suite_ref
+from undertow.workers.runner import ShardSpec, run_shard
+
+
+def one_shard(tmp_path: Path, models: list[Any], suite: dict[str, Any]) -> ShardSpec:
+    config = SweepConfig.model_validate(
+        {"name": "scoring", "models": models, "suites": [suite], "settings": ["clean"], "run": {"store": str(tmp_path)}}
+    )
+    (shard,) = plan_sweep(config).shards
+    return shard
+
+
+def test_an_answer_too_deep_or_too_long_is_a_wrong_answer_and_its_neighbours_are_scored(tmp_path: Path) -> None:
+    """Function calling: the reply text is the answer. The smoke family's gold is a list of records."""
+    deep = "[" * 600 + "1" + "]" * 600
+    huge = "[1" + "0" * 400 + "]"  # past float range: compared exactly, so simply wrong
+    long_number = "[1" + "0" * 4200 + "]"  # near the longest number Python reads: not compared
+    suite = {"family": "smoke", "limit": 4}
+    scenarios = load_ref(suite_ref(suite)).scenarios
+    replies = {scenarios[0].task: deep, scenarios[1].task: huge, scenarios[2].task: long_number}
+
+    def reply(request: dict[str, Any]) -> Reply:
+        return answer(replies.get(str(request["messages"][1]["content"]), "no idea"))
+
+    with scripted_server(reply) as server:
+        model = {"name": "hostile", "kind": "openai", "base_url": server.base_url, "max_retries": 0}
+        output = run_shard(one_shard(tmp_path, [model], suite))
+    index_of = {s.id: i for i, s in enumerate(scenarios)}
+    by_index = {index_of[r.scenario_id]: r for r in output.results}
+    assert all(r.outcome == Outcome.scored and not r.solved and not r.correct for r in output.results)
+    deep_result = by_index[0]
+    assert deep_result.details["unscorable_answer"] == {
+        "why": "UnscorableAnswer: nested deeper than 64 levels",
+        "answer": "[" * 200 + "… (1,201 characters)",
+    }
+    assert by_index[2].details["unscorable_answer"]["why"] == "UnscorableAnswer: a number of 4,201 digits"
+    for index in (1, 3):
+        assert "unscorable_answer" not in by_index[index].details, by_index[index].details
+
+
+def test_a_scorer_bug_fails_its_episode_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(DETAILS_BUG, "1")
+    shard = one_shard(tmp_path, ["oracle"], {"family": "toy_family:FAMILY", "countries": 4})
+    output = run_shard(shard)
+    assert len(output.results) == 4
+    broken = [r for r in output.results if r.outcome != Outcome.scored]
+    assert len(broken) == 1
+    (result,) = broken
+    assert result.outcome == Outcome.infra_error  # the harness's bug: excluded from rates, rerunnable
+    assert result.error == 'scorer error: KeyError: "a deliberate bug in the toy family\'s details"'
+    assert result.error_trace is not None and "metrics.py" in result.error_trace
+    assert all(r.correct for r in output.results if r is not result)
