@@ -94,7 +94,7 @@ def _scalar(value: Any, limit: int) -> Any:
     if value is None or isinstance(value, bool | float):
         return value
     if isinstance(value, int):
-        return _integer(value)
+        return _integer(value) if value.bit_length() > 64 else value
     return clean_text(value if isinstance(value, str) else str(value), limit)
 
 
@@ -115,13 +115,18 @@ def clean_value(value: Any, limit: int = MAX_TEXT) -> Any:
         else:
             container, key = target
             container[key] = copy
-        items = source.items() if isinstance(source, dict) else enumerate(source)
+        if isinstance(copy, dict):
+            items: Any = ((clean_text(str(k), limit), v) for k, v in source.items())
+        else:
+            copy.extend([None] * len(source))
+            items = enumerate(source)
         for key, item in items:
-            if isinstance(copy, dict):
-                key = clean_text(str(key), limit)
-            else:
-                copy.append(None)
-            if isinstance(item, dict | list | tuple | set | frozenset):
+            kind = type(item)
+            if kind is str:  # the common cases first: this runs on every tool result
+                copy[key] = clean_text(item, limit)
+            elif kind is int or kind is float or item is None or kind is bool:
+                copy[key] = _scalar(item, limit)
+            elif isinstance(item, dict | list | tuple | set | frozenset):
                 if depth >= MAX_DEPTH:
                     copy[key] = deeper
                 else:

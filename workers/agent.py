@@ -268,9 +268,11 @@ async def _model_turn(
     client: ModelClient, messages: list[dict[str, Any]], tools: list[dict[str, Any]], index: int, trajectory: Trajectory
 ) -> ChatReply | None:
     """Ask the model for its next reply and record the turn; None (outcome model_error recorded) if it failed."""
-    # what the model reads back (kernel output, tool results, its own arguments) went through the same cleaning as
-    # the trajectory: a lone surrogate in a cell's output cannot make the request unsendable
-    messages[:] = clean_value(messages)
+    try:
+        request_sha256 = request_hash(messages, tools)
+    except UnicodeEncodeError:  # model text that came back raw (a cell's output): cleaned as the trajectory's is
+        messages[:] = clean_value(messages)
+        request_sha256 = request_hash(messages, tools)
     started = time.perf_counter()
     try:
         reply = await client.complete(messages, tools)
@@ -285,7 +287,7 @@ async def _model_turn(
         latency_ms=latency,
         usage=reply.usage,
         finish_reason=reply.finish_reason,
-        request_sha256=request_hash(messages, tools),
+        request_sha256=request_sha256,
     )
     turn.response_sha256 = response_hash(turn)
     trajectory.turns.append(turn)
