@@ -23,14 +23,12 @@ _FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.DOTALL)
 
 
 class UnscorableAnswer(ValueError):
-    """An answer that cannot be compared with gold (nested deeper than any answer can be, a number too long to
-    read): a wrong answer, the model's doing (the runner records it with the detail ``unscorable_answer``)."""
+    """An answer that cannot be compared with gold (nested deeper than any answer can be): a wrong answer, the
+    model's doing (the runner records it with the detail ``unscorable_answer``)."""
 
 
 # Beyond this magnitude a float no longer holds every integer: such numbers are compared exactly, as text
 _EXACT_FROM = 2**53
-# Digits of a number's text read exactly; a longer number (Python reads at most 4,300 digits) cannot be compared
-_MAX_DIGITS = 4000
 
 
 def normalize_scalar(value: Any) -> str:
@@ -42,7 +40,7 @@ def normalize_scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return _number(float(value)) if abs(value) < _EXACT_FROM else _exact(str(value))
+        return _number(float(value)) if abs(value) < _EXACT_FROM else _exact(_digits(value))
     if isinstance(value, float):
         return _number(value)
     text = " ".join(str(value).split()).casefold()
@@ -60,10 +58,17 @@ def _number(x: float) -> str:
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 
 
+def _digits(value: int) -> str:
+    try:
+        return str(value)
+    except ValueError:  # more digits than Python prints: no gold value is such a number, so any text unlike one
+        return f"<an integer of {value.bit_length():,} bits>"
+
+
 def _exact(digits: str) -> str:
-    """A large number's canonical text from its decimal digits (no exponent, no separators)."""
-    if len(digits) > _MAX_DIGITS:
-        raise UnscorableAnswer(f"a number of {len(digits):,} digits")
+    """A large number's canonical text from its decimal digits (no exponent, no separators), of any length."""
+    if not digits[-1].isdigit():
+        return digits  # an integer too long to print (above)
     with localcontext(prec=len(digits) + 8):  # enough digits that rounding to 4 places is exact
         text = f"{Decimal(digits).quantize(Decimal('0.0001')):f}"
     text = text.rstrip("0").rstrip(".")

@@ -109,6 +109,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return GroupScheduling(config, log)
 
 
+@pytest.fixture(autouse=True)
+def family_registry() -> Iterator[None]:
+    """Each test sees the installed families only: one that a test registers in the worker's process (the toy
+    family, by its reference) is gone after it, so that what lists every family (the every-family check, the report
+    schemas) does not depend on which tests ran before in the same worker."""
+    from undertow.env_core import families
+
+    families.family_names()  # the entry points, loaded before the snapshot
+    registered, references = dict(families._families), dict(families._references)
+    yield
+    families._families.clear()
+    families._families.update(registered)
+    families._references.clear()
+    families._references.update(references)
+
+
 @pytest.fixture(scope="session")
 def smoke_ref() -> SuiteRef:
     return suite_ref("smoke")

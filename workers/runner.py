@@ -243,7 +243,7 @@ def updated(result: EpisodeResult, **fields: Any) -> EpisodeResult:
     return EpisodeResult.model_validate({**dict(result), **fields})
 
 
-# What a scorer raises when the answer itself is the problem: too deep, a number too long, more than memory holds
+# What a scorer raises when the answer itself is the problem: too deep, too large for the interpreter or memory
 UNSCORABLE = (UnscorableAnswer, RecursionError, OverflowError, MemoryError)
 
 

@@ -163,9 +163,15 @@ def test_numbers_beyond_float_range_compare_exactly_in_both_matchers() -> None:
     assert answer_matches(f"The total is {huge}.", [{"n": huge}])  # prose, lenient
 
 
-def test_a_number_too_long_to_read_and_an_answer_nested_too_deep_are_unscorable() -> None:
-    with pytest.raises(UnscorableAnswer, match="a number of 4,201 digits"):
-        normalize_scalar("1" + "0" * 4200)
+def test_numbers_of_any_length_compare_exactly_and_never_raise() -> None:
+    long = "1" + "0" * 6000  # past the 4,300 digits Python converts between text and int
+    assert normalize_scalar(long) == long and normalize_scalar(long) != normalize_scalar(long[:-1] + "1")
+    assert answer_matches(f"It is {long}.", [{"n": long}]) and not answer_matches(f"It is {long}.", [{"n": 5}])
+    assert normalize_scalar(10**5000) == "<an integer of 16,610 bits>"  # an int too long to print: no gold is one
+    assert not answer_matches([10**5000], [{"n": 5}])
+
+
+def test_an_answer_nested_too_deep_is_unscorable() -> None:
     deep = "[" * 600 + "1" + "]" * 600  # json.loads reads it; the normalizers must not recurse through it
     for matches in (answer_matches, strict_answer_matches):
         with pytest.raises(UnscorableAnswer, match="nested deeper than 64 levels"):
@@ -179,3 +185,15 @@ def test_flatten_keeps_order_without_recursion() -> None:
     for _ in range(50_000):
         deep = [deep]
     assert flatten(deep) == [1]
+
+
+def test_tool_call_arguments_of_any_size_are_compared_without_raising() -> None:
+    """Required and forbidden calls compare the model's arguments: a 6,000-digit number there (a ReAct call found by
+    the fuzz) is simply another value."""
+    from undertow.env_core.model import CallPattern, ToolCall
+    from undertow.scoring.trajectory import call_matches
+
+    pattern = CallPattern(tool="lookup", arguments={"n": 5})
+    for value in ("1" + "0" * 6000, 10**5000, [10**400], {"deep": [[["x"]]]}):
+        assert not call_matches(ToolCall(id="c", name="lookup", arguments={"n": value}), pattern)
+    assert call_matches(ToolCall(id="c", name="lookup", arguments={"n": "5.0"}), pattern)

@@ -171,7 +171,11 @@ def test_hostile_replies_end_in_one_judged_outcome_and_commit(
         parameters = {n: list(s.parameters.get("properties", {})) for n, s in suite.toolbox.specs.items()}
         runs = iter(range(10**6))
 
-        @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        # derandomized: the same examples on every run, so that CI is never red by chance (240 random examples a
+        # case, three runs, passed when this was written)
+        @settings(
+            max_examples=20, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True
+        )
         @given(replies(protocol, tools, parameters))
         def episode(drawn: list[Reply]) -> None:
             script[:] = drawn

@@ -14,7 +14,6 @@ from toy_family.metrics import DETAILS_BUG
 
 from undertow.cluster.config import SweepConfig
 from undertow.cluster.plan import plan_sweep
-from undertow.env_core import families
 from undertow.env_core.model import Outcome
 from undertow.env_core.suites import load_ref, suite_ref
 from undertow.workers.runner import ShardSpec, run_shard
@@ -32,7 +31,7 @@ def test_an_answer_too_deep_or_too_long_is_a_wrong_answer_and_its_neighbours_are
     """Function calling: the reply text is the answer. The smoke family's gold is a list of records."""
     deep = "[" * 600 + "1" + "]" * 600
     huge = "[1" + "0" * 400 + "]"  # past float range: compared exactly, so simply wrong
-    long_number = "[1" + "0" * 4200 + "]"  # near the longest number Python reads: not compared
+    long_number = "[1" + "0" * 4200 + "]"  # near the longest number Python reads: compared exactly, so wrong
     suite = {"family": "smoke", "limit": 4}
     scenarios = load_ref(suite_ref(suite)).scenarios
     replies = {scenarios[0].task: deep, scenarios[1].task: huge, scenarios[2].task: long_number}
@@ -51,15 +50,12 @@ def test_an_answer_too_deep_or_too_long_is_a_wrong_answer_and_its_neighbours_are
         "why": "UnscorableAnswer: nested deeper than 64 levels",
         "answer": "[" * 200 + "… (1,201 characters)",
     }
-    assert by_index[2].details["unscorable_answer"]["why"] == "UnscorableAnswer: a number of 4,201 digits"
-    for index in (1, 3):
+    for index in (1, 2, 3):
         assert "unscorable_answer" not in by_index[index].details, by_index[index].details
 
 
 def test_a_scorer_bug_fails_its_episode_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(DETAILS_BUG, "1")
-    # the test family registers itself in this process: gone again afterwards, as the registry lists every family
-    monkeypatch.setattr(families, "_families", dict(families._families))
+    monkeypatch.setenv(DETAILS_BUG, "1")  # the test family registers itself here; conftest removes it afterwards
     shard = one_shard(tmp_path, ["oracle"], {"family": "toy_family:FAMILY", "countries": 4})
     output = run_shard(shard)
     assert len(output.results) == 4
