@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import percentile
 from undertow.env_core.environment import Environment
 from undertow.env_core.liveapi.build import LiveApiSuite, build, build_suite
 from undertow.env_core.model import Action, ToolCall
@@ -30,11 +31,6 @@ from undertow.env_core.spider import read_spider
 from undertow.env_core.suites import Suite, load_suite
 
 SPIDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-dev"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def gold_action(call_id: str, tool: str, arguments: dict[str, object]) -> Action:

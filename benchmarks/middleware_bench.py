@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from benchmarks import cpu_model
+from benchmarks import cpu_model, percentile
 from undertow.env_core.environment import Environment
 from undertow.env_core.middleware.convert import synthetic_kb
 from undertow.env_core.middleware.database import DATABASE_TOOLS, DatabaseToolBox
@@ -31,11 +31,6 @@ from undertow.env_core.middleware.kb import KB_TOOLS, KBToolBox, TripleStore
 from undertow.env_core.model import Action, Gold, Scenario, ToolCall
 
 SPIDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "spider-dev"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def step(env: Environment, times: dict[str, list[float]], tool: str, **arguments: Any) -> Any:

@@ -19,6 +19,7 @@ import platform
 import statistics
 import time
 
+from benchmarks import percentile
 from undertow.env_core.environment import Environment
 from undertow.env_core.faults import PRESET_SETTINGS
 from undertow.env_core.plans import play
@@ -27,11 +28,6 @@ from undertow.env_core.suites import Suite, load_ref
 from undertow.workers.agent import AgentConfig
 from undertow.workers.clients import PolicyModel
 from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def latencies(suite: Suite, rounds: int, faults: bool) -> list[float]:

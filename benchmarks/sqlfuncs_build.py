@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks import percentile
 from undertow.env_core.faults import PRESET_SETTINGS
 from undertow.env_core.model import Action, ToolCall
 from undertow.env_core.sandbox.host import Kernel
@@ -39,11 +40,6 @@ from undertow.env_core.suites import load_suite
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SPIDER = REPO.parent / "shared" / "data" / "spider-dev"
 BEGIN, END = "<!-- sqlfuncs-stats:begin -->", "<!-- sqlfuncs-stats:end -->"
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def stats_table(stats: dict, spider: Path, regenerated: bool = True) -> str:

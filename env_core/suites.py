@@ -286,9 +286,15 @@ def load_suite(
     return suite
 
 
+def cache_root() -> Path:
+    """The folder of everything undertow caches on this machine — built suites, embeddings, helper models'
+    replies: ``UNDERTOW_CACHE``, default ``~/.cache/undertow``."""
+    return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow"))
+
+
 def suite_cache() -> Path:
-    """Where suites built from a family's source data are kept (``UNDERTOW_CACHE``, default ``~/.cache/undertow``)."""
-    return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow")) / "suites"
+    """Where suites built from a family's source data are kept."""
+    return cache_root() / "suites"
 
 
 # Writes a model's documentation of the tools into a freshly built suite folder: called with the suite config and

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -21,6 +20,7 @@ from pydantic import Field
 
 from undertow.env_core.model import Strict, ToolSpec
 from undertow.env_core.search import tool_document
+from undertow.env_core.suites import cache_root
 from undertow.retrieval.cache import EmbeddingCache
 from undertow.retrieval.embedder import DEFAULT_MODEL, Embedder
 
@@ -44,7 +44,7 @@ class RetrievalConfig(Strict):
 
 
 def default_cache() -> Path:
-    return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow")) / "embeddings"
+    return cache_root() / "embeddings"
 
 
 def universe_key(specs: Iterable[ToolSpec]) -> str:

@@ -39,6 +39,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from undertow.env_core.errors import ConfigError, InfraError, ModelError
 from undertow.env_core.model import HelperModel, Strict, ToolCall, Usage
+from undertow.env_core.suites import cache_root
 from undertow.workers.parsers import json_value
 
 
@@ -500,8 +501,8 @@ async def probe_endpoint(config: ServedModel) -> str | None:
 
 
 def helper_cache() -> Path:
-    """Where helper models' replies are kept (``UNDERTOW_CACHE``, default ``~/.cache/undertow``)."""
-    return Path(os.environ.get("UNDERTOW_CACHE", Path.home() / ".cache" / "undertow")) / "helpers"
+    """Where helper models' replies are kept."""
+    return cache_root() / "helpers"
 
 
 class HelperClient:

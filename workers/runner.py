@@ -164,6 +164,11 @@ async def run_episode(
     searcher: Searcher | None = None,
     helpers: Helpers | None = None,
 ) -> tuple[EpisodeResult, Trajectory]:
+    """Run one planned episode to its end and score it: its result row and trajectory, always, in exactly one
+    outcome class. The scenario is posed under the shard's setting; built-in policies get a translator to the
+    protocol's text; whatever the agent loop raises becomes the outcome its category names (a harness bug is
+    ``infra_error``, never the model's); scoring runs inside the same handling (``score_episode``); a family with a
+    judge has it grade the episode afterwards."""
     started = time.perf_counter()
     helpers = helpers or Helpers()
     # the agent is asked the posed task (with its hint under a hinted setting); gold and scoring use the scenario
