@@ -15,7 +15,7 @@ from collections import Counter
 from decimal import Decimal, localcontext
 from typing import Any, Literal
 
-from undertow.env_core.untrusted import MAX_DEPTH
+from undertow.env_core.untrusted import MAX_DEPTH, clean_value
 
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
@@ -40,7 +40,8 @@ def normalize_scalar(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return _number(float(value)) if abs(value) < _EXACT_FROM else _exact(_digits(value))
+        # an integer is exact as its digits; one too long to print becomes the cleaning's marker, unlike any gold
+        return _number(float(value)) if abs(value) < _EXACT_FROM else str(clean_value(value))
     if isinstance(value, float):
         return _number(value)
     text = " ".join(str(value).split()).casefold()
@@ -58,17 +59,8 @@ def _number(x: float) -> str:
     return str(int(rounded)) if rounded == int(rounded) else repr(rounded)
 
 
-def _digits(value: int) -> str:
-    try:
-        return str(value)
-    except ValueError:  # more digits than Python prints: no gold value is such a number, so any text unlike one
-        return f"<an integer of {value.bit_length():,} bits>"
-
-
 def _exact(digits: str) -> str:
     """A large number's canonical text from its decimal digits (no exponent, no separators), of any length."""
-    if not digits[-1].isdigit():
-        return digits  # an integer too long to print (above)
     with localcontext(prec=len(digits) + 8):  # enough digits that rounding to 4 places is exact
         text = f"{Decimal(digits).quantize(Decimal('0.0001')):f}"
     text = text.rstrip("0").rstrip(".")

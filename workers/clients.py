@@ -40,6 +40,7 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from undertow.env_core.errors import ConfigError, InfraError, ModelError
 from undertow.env_core.model import HelperModel, Strict, ToolCall, Usage
 from undertow.env_core.suites import cache_root
+from undertow.env_core.untrusted import clean_text
 from undertow.workers.parsers import json_value
 
 
@@ -389,15 +390,9 @@ def _local_path(value: str, base: Path, what: str, hub_id_allowed: bool = False,
 
 
 def valid_text(text: str | None) -> str | None:
-    """``text`` with any lone surrogate (a JSON escape such as "\\ud800" decodes to one) replaced by "?": UTF-8
-    cannot carry it, so the next request and the stored trajectory could not either."""
-    if text is None:
-        return None
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
+    """``text`` as the trajectory will hold it (env_core.untrusted: a lone surrogate, which a JSON escape such as
+    "\\ud800" decodes to and UTF-8 cannot carry, replaced), so that the next request can carry it too."""
+    return None if text is None else clean_text(text)
 
 
 class OpenAIChatClient(ModelClient):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 import ray
 import yaml
-from helpers.cli import UNDERTOW
+from helpers.cli import run_cli
 from helpers.endpoint import Reply, answer, scripted_server, tool_calls
 from helpers.paths import SPIDER_DEV, TESTS
 from helpers.shipped import shipped_suite
@@ -35,11 +34,6 @@ pytestmark = [
         available_isolation().level != "namespaces", reason=f"no namespaces here: {available_isolation().detail}"
     ),
 ]
-
-
-def undertow(*args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "250"}
-    return subprocess.run([UNDERTOW, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def codeact(code: str) -> Reply:
@@ -299,7 +293,7 @@ def run_sweep(tmp_path: Path, base_url: str, suite: dict[str, Any]) -> Path:
     }
     path = tmp_path / "sweep.yaml"
     path.write_text(yaml.safe_dump(config))
-    done = undertow("run", str(path), "--address", ray.get_runtime_context().gcs_address)
+    done = run_cli("run", str(path), "--address", ray.get_runtime_context().gcs_address)
     assert done.returncode == 0, done.stdout + done.stderr
     (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     return run_dir
@@ -355,7 +349,7 @@ def test_a_sweep_with_hostile_models_commits_every_shard_and_resumes(
 
         # 8: what the model wrote reaches the terminal with its control characters shown, never sent
         for command in (["status", str(run_dir)], ["episodes", str(run_dir), "--model", "sandbox-probe"]):
-            done = undertow(*command)
+            done = run_cli(*command, env={**os.environ, "COLUMNS": "2000"})  # wide: no cell folded
             assert done.returncode == 0, done.stderr
             printed = done.stdout + done.stderr
             assert "\x1b" not in printed and "\x07" not in printed, command
@@ -367,7 +361,7 @@ def test_a_sweep_with_hostile_models_commits_every_shard_and_resumes(
         for shard_id in lost:
             (run_dir / "results" / f"{shard_id}.parquet").unlink()
             (run_dir / "traces" / f"{shard_id}.jsonl.gz").unlink()
-        done = undertow("resume", str(run_dir), "--address", ray.get_runtime_context().gcs_address)
+        done = run_cli("resume", str(run_dir), "--address", ray.get_runtime_context().gcs_address)
         assert done.returncode == 0, done.stdout + done.stderr
         assert f"{len(lost)} of {len(lost)} shard(s) to run" in done.stdout + done.stderr
         again, _ = stored(run_dir)
@@ -402,13 +396,7 @@ def test_tool_time_counts_against_the_cells_budget(tmp_path: Path) -> None:
             "run": {"store": str(tmp_path / "runs")},
         }
         (tmp_path / "slow.yaml").write_text(yaml.safe_dump(config))
-        done = subprocess.run(
-            [UNDERTOW, "run", str(tmp_path / "slow.yaml"), "--workers", "1"],
-            capture_output=True,
-            text=True,
-            timeout=400,
-            env=env,
-        )
+        done = run_cli("run", str(tmp_path / "slow.yaml"), "--workers", "1", env=env, timeout=400)
     assert done.returncode == 0, done.stdout + done.stderr
     (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
     (result,) = RunStore(run_dir).results()
@@ -516,7 +504,7 @@ def test_hostile_tool_arguments_are_tool_errors_in_a_real_run(tmp_path: Path, ra
             "run": {"store": str(tmp_path / "runs")},
         }
         (tmp_path / "tools.yaml").write_text(yaml.safe_dump(config))
-        done = undertow("run", str(tmp_path / "tools.yaml"), "--address", ray.get_runtime_context().gcs_address)
+        done = run_cli("run", str(tmp_path / "tools.yaml"), "--address", ray.get_runtime_context().gcs_address)
         assert done.returncode == 0, done.stdout + done.stderr
         (run_dir,) = [p for p in (tmp_path / "runs").iterdir() if p.is_dir()]
         results, trajectories = stored(run_dir)

@@ -66,3 +66,37 @@ def test_a_scorer_bug_fails_its_episode_only(tmp_path: Path, monkeypatch: pytest
     assert result.error == 'scorer error: KeyError: "a deliberate bug in the toy family\'s details"'
     assert result.error_trace is not None and "metrics.py" in result.error_trace
     assert all(r.correct for r in output.results if r is not result)
+
+
+def test_numbers_past_float_range_are_compared_exactly_through_the_agent_loop(tmp_path: Path) -> None:
+    """Gold answers past 2**53 (a float would merge neighbours) and past float range: the right number in other
+    words passes, a neighbouring number in the same words fails."""
+    (base,) = [s for s in load_ref(suite_ref("smoke")).scenarios if s.id == "smoke-budget-01"]
+    cases = {  # gold -> (an answer in other words that is right, the same words around a wrong number)
+        2**53 + 1: ("The budget adds up to 9,007,199,254,740,993 in total.", "The budget is 9007199254740992."),
+        10**400: ("[1" + "0" * 400 + "]", "[1" + "0" * 399 + "1]"),
+    }
+    lines, replies, expected = [], {}, {}
+    for n, (gold, answers) in enumerate(cases.items()):
+        for right, text in zip((True, False), answers, strict=True):
+            task = f"{base.task} (case {n}, {'right' if right else 'wrong'})"
+            scenario = base.model_copy(
+                update={
+                    "id": f"big-{n}-{right}",
+                    "task": task,
+                    "gold": base.gold.model_copy(update={"answer": [{"total_budget": gold}]}),
+                }
+            )
+            lines.append(scenario.model_dump_json())
+            replies[task], expected[scenario.id] = text, right
+    (tmp_path / "big.jsonl").write_text("\n".join(lines) + "\n")
+
+    def reply(request: dict[str, Any]) -> Reply:
+        return answer(replies[str(request["messages"][1]["content"])])
+
+    with scripted_server(reply) as server:
+        model = {"name": "exact", "kind": "openai", "base_url": server.base_url, "max_retries": 0}
+        output = run_shard(one_shard(tmp_path, [model], {"family": "smoke", "scenarios": str(tmp_path / "big.jsonl")}))
+    assert {r.scenario_id: (r.outcome, r.solved) for r in output.results} == {
+        scenario_id: (Outcome.scored, right) for scenario_id, right in expected.items()
+    }
