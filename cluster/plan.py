@@ -145,7 +145,7 @@ def check_helpers(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> 
                 hint="add emulator: {url: http://HOST:PORT/v1, name: MODEL}",
             )
         ungraded = [s.id for s in suite.scenarios if not s.gold.graded()]
-        judges = getattr(get_family(suite.family, ref.family_ref), "judge", None) is not None
+        judges = get_family(suite.family, ref.family_ref).judge is not None
         if ungraded and judges and ref.judge is None:
             raise ConfigError(
                 f"suite '{ref.label}' has {len(ungraded)} scenario(s) without a gold answer (e.g. '{ungraded[0]}'), "

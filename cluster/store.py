@@ -46,6 +46,7 @@ import pyarrow.parquet as pq
 from undertow.cluster.plan import RunManifest
 from undertow.env_core.errors import ConfigError, InfraError
 from undertow.env_core.model import EpisodeResult, Trajectory
+from undertow.env_core.search import ToolAccess
 from undertow.env_core.untrusted import clean_value
 from undertow.storage import LocalObjects, S3Objects, StorageUnavailable, is_s3, join_uri
 from undertow.workers.runner import ShardOutput
@@ -327,7 +328,7 @@ class RunStore:
         committed = self.committed()
         for shard in self.manifest().shards:
             if shard.shard_id in committed:
-                yield from self.shard_results(shard.shard_id)
+                yield from (_with_access(r, shard.suite.access) for r in self.shard_results(shard.shard_id))
 
     def accounting(self, manifest: RunManifest | None = None) -> Accounting:
         """Every planned episode against the results, one shard object at a time (only ids and outcomes are read):
@@ -467,6 +468,20 @@ def _result_schema() -> tuple[pa.Schema, frozenset[str]]:
 # One schema for every results object: a column never changes type from shard to shard (an all-null ``error``
 # would otherwise be typed null in one file and string in the next, and the folder would not read as one table).
 RESULT_SCHEMA, JSON_COLUMNS = _result_schema()
+
+
+def _with_access(result: EpisodeResult, access: ToolAccess) -> EpisodeResult:
+    """A result stored before results carried their suite's tool access gets it from the shard that ran it (the
+    manifest knows), so that reports reading it (``--layout hohw``) treat old runs as new ones."""
+    if result.access_mode is not None:
+        return result
+    return result.model_copy(
+        update={
+            "access_mode": access.mode,
+            "access_functions": access.functions,
+            "access_distractors": access.distractors,
+        }
+    )
 
 
 def result_from_row(row: dict[str, Any]) -> EpisodeResult:

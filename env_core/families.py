@@ -29,12 +29,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, Unpack, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from undertow.env_core.errors import ConfigError, did_you_mean
+from undertow.env_core.errors import ConfigError, close_match, did_you_mean
 from undertow.env_core.model import EpisodeResult, HelperModel, Scenario, Strict, ToolSpec, Trajectory
+from undertow.env_core.prompts import PROTOCOL_TEXTS, PromptPreset
 from undertow.env_core.search import ToolAccess
 
 if TYPE_CHECKING:
@@ -356,19 +357,32 @@ class ToolDocumenter(Protocol):
 
 @runtime_checkable
 class Family(Protocol):
-    """Everything a benchmark family contributes, and nothing else. A family whose tools a model may document
-    also has a ``documenter`` attribute (a :class:`ToolDocumenter`); one that can print a paper's tables has
-    ``layouts`` (a :data:`Layouts`, for ``undertow report --layout NAME``); one with its own rubric has ``score``
-    (an :data:`EpisodeScorer`); one whose built folders take options (``{path: OUT, formulation: rest}``) has
-    ``folder_config`` (a :class:`FolderSuite` subclass with those fields) and ``adapt`` (a :data:`SuiteAdapter`
-    that applies a config's options to the loaded suite); one that grades answers without gold has ``judge`` (an
-    :data:`EpisodeJudge`, run with the suite's ``judge`` model); one that reads a benchmark's released files has
-    ``import_field`` (the suite field naming that folder, for ``undertow import``)."""
+    """Everything a benchmark family contributes, and nothing else. The methods and the first attributes every
+    family has; the optional ones are typed attributes that are None (or empty) where a family has no such part.
+    :class:`FamilyDefinition` is the usual way to write one."""
 
     name: str
     description: str
     suite_config: type[SuiteConfig]  # has ``family: Literal[name]``
     summary_model: type[FamilySummary] | None
+    # the pydantic model of ``episode_details``' result, validated when an episode's result is written
+    details_model: type[BaseModel] | None
+    # for ``undertow build --docs-model-url``: how a model may write the family's tools' documentation
+    documenter: ToolDocumenter | None
+    # ``undertow report --layout NAME``: a paper's tables as the paper prints them ({} when none)
+    layouts: Layouts
+    # the family's own episode rubric, used instead of the shared safety-gated one
+    score: EpisodeScorer | None
+    # options a built folder takes (``{path: OUT, formulation: rest}``), and how they apply to the loaded suite
+    folder_config: type[FolderSuite] | None
+    adapt: SuiteAdapter | None
+    # grades answers without gold, run with the suite's ``judge`` model
+    judge: EpisodeJudge | None
+    # the suite field naming a benchmark's released files, for ``undertow import``
+    import_field: str | None
+    # a paper's prompts ({} when none): agent presets (``agent.prompt: NAME``) and the ``protocol`` texts
+    # (env_core.prompts)
+    prompt_presets: Mapping[str, PromptPreset]
 
     def source_digest(self, config: SuiteConfig) -> str:
         """A content hash of the source data ``config`` builds from: with the build fields, the cache key."""
@@ -412,9 +426,57 @@ def no_summary(results: Sequence[EpisodeResult]) -> None:
     return None
 
 
+class SuiteBuilder(Protocol):
+    """A family's build side as its env_core build module already has it: a module with these names satisfies this
+    protocol, so a registration hands the module over whole (:meth:`FamilyDefinition.of`)."""
+
+    @property
+    def FAMILY(self) -> str:  # the build modules' constant
+        """The family name."""
+        ...
+
+    def source_digest(self, config: SuiteConfig) -> str:
+        """As :meth:`Family.source_digest`."""
+        ...
+
+    def build(self, config: SuiteConfig, out: Path) -> list[ReportTable]:
+        """As :meth:`Family.build`."""
+        ...
+
+    def toolbox(self, specs: list[ToolSpec], databases: Mapping[str, Path]) -> ToolBox:
+        """As :meth:`Family.toolbox`."""
+        ...
+
+
+@dataclass(frozen=True)
+class FamilyMetrics:
+    """A family's own metrics, in this order: the per-episode details and the model that validates them, then the
+    suite summary and its model. The default is none beyond the shared score."""
+
+    episode_details: Callable[..., dict[str, Any]] = no_details
+    details_model: type[BaseModel] | None = None
+    summarize: Callable[[Sequence[EpisodeResult]], FamilySummary | dict[str, Any] | None] = no_summary
+    summary_model: type[FamilySummary] | None = None
+
+
+class FamilyOptions(TypedDict, total=False):
+    """The optional parts of a :class:`FamilyDefinition` (see :class:`Family` for each), for
+    :meth:`FamilyDefinition.of`."""
+
+    adapt: SuiteAdapter | None
+    documenter: ToolDocumenter | None
+    folder_config: type[FolderSuite] | None
+    import_field: str | None
+    judge: EpisodeJudge | None
+    layouts: Layouts
+    prompt_presets: Mapping[str, PromptPreset]
+    score: EpisodeScorer | None
+
+
 @dataclass(frozen=True)
 class FamilyDefinition:
-    """A :class:`Family` made of plain functions: what a family module usually exports as ``FAMILY``."""
+    """A :class:`Family` made of plain functions: what a family module usually exports as ``FAMILY``, most simply
+    through :meth:`of`."""
 
     name: str
     description: str
@@ -425,6 +487,7 @@ class FamilyDefinition:
     episode_details: Callable[..., dict[str, Any]] = no_details
     summarize: Callable[[Sequence[EpisodeResult]], FamilySummary | dict[str, Any] | None] = no_summary
     summary_model: type[FamilySummary] | None = None
+    details_model: type[BaseModel] | None = None
     documenter: ToolDocumenter | None = None
     layouts: Layouts = field(default_factory=dict)
     score: EpisodeScorer | None = None
@@ -432,6 +495,23 @@ class FamilyDefinition:
     adapt: SuiteAdapter | None = None
     judge: EpisodeJudge | None = None
     import_field: str | None = None
+    prompt_presets: Mapping[str, PromptPreset] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        builder: SuiteBuilder,
+        suite_config: type[SuiteConfig],
+        metrics: FamilyMetrics = FamilyMetrics(),
+        *,
+        description: str,
+        **options: Unpack[FamilyOptions],
+    ) -> FamilyDefinition:
+        """The family whose build side is ``builder`` (its env_core build module: name, digest, build, toolbox),
+        whose suites are ``suite_config`` and whose own metrics are ``metrics``; ``options`` are the optional parts."""
+        # the fields in their declared order: name, description, suite_config, source_digest, build, toolbox
+        core = (builder.FAMILY, description, suite_config, builder.source_digest, builder.build, builder.toolbox)
+        return cls(*core, **vars(metrics), **options)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -534,6 +614,57 @@ def get_family(name: str, reference: str | None = None) -> Family:
     return _families[name]
 
 
+def prompt_presets() -> dict[str, PromptPreset]:
+    """Every agent prompt preset the registered families offer, by name (each family's ``protocol`` texts left
+    out: they are no ``agent.prompt``). Two families offering one name is a family error naming both."""
+    found: dict[str, PromptPreset] = {}
+    owner: dict[str, str] = {}
+    for family in families():
+        for name, preset in family.prompt_presets.items():
+            if name == PROTOCOL_TEXTS:
+                continue
+            if name in found:
+                raise FamilyError(f"prompt preset '{name}' is offered by two families: {owner[name]}, {family.name}")
+            found[name], owner[name] = preset, family.name
+    return found
+
+
+def prompt_preset(name: str, others: Sequence[str] = ()) -> PromptPreset:
+    """The agent prompt preset ``name`` across the registered families; an unknown name is a config error listing
+    the known ones (with ``others``, names the caller knows beside them) and the closest."""
+    known = prompt_presets()
+    if name not in known:
+        names = sorted({*others, *known})
+        hint = close_match(name, names)
+        raise ConfigError(
+            f"unknown prompt preset '{name}'" + (f"; {hint}" if hint else "") + f" (known: {', '.join(names)})"
+        )
+    return known[name]
+
+
+def protocol_text(part: str, family: str | None = None) -> str:
+    """A protocol feature's text (the awareness question, decoupled generation's requests, the error feedback, a
+    harness layer): part ``part`` of the ``protocol`` preset of ``family`` (the episode's suite's) when it has that
+    part, else of the first registered family, by name, whose ``protocol`` preset has it."""
+    for preset in _protocol_presets(family):
+        if part in preset.parts:
+            return preset.parts[part]
+    raise ConfigError(f"no registered family offers the protocol text '{part}'")
+
+
+def protocol_texts(part: str) -> list[str]:
+    """Part ``part`` of every registered family's ``protocol`` preset that has it (by family name)."""
+    return [preset.parts[part] for preset in _protocol_presets(None) if part in preset.parts]
+
+
+def _protocol_presets(family: str | None) -> list[PromptPreset]:
+    """The ``protocol`` presets to look in: ``family``'s first (when registered), then every family's by name."""
+    order = families()
+    if family is not None and family in _families:
+        order = [_families[family], *order]
+    return [f.prompt_presets[PROTOCOL_TEXTS] for f in order if PROTOCOL_TEXTS in f.prompt_presets]
+
+
 def reference_of(name: str) -> str | None:
     """The ``module:attribute`` a family was loaded from (None for one registered in code)."""
     return _references.get(name)
@@ -588,7 +719,7 @@ def suite_config_model(data: Mapping[str, Any]) -> tuple[type[SuiteConfig], dict
             family = get_family(found, values.get("family_ref")) if isinstance(found, str) and found else None
         except FamilyError:
             family = None  # reported when the folder is loaded, with the file it came from
-        model = getattr(family, "folder_config", None) if family is not None else None
+        model = family.folder_config if family is not None else None
         if family is not None and model is not None:
             values["family"] = family.name
             return model, values

@@ -12,7 +12,8 @@ import copy
 import hashlib
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ from undertow.env_core.model import (
     HelperModel,
     Mask,
     Persistence,
+    PlannedCall,
     Scenario,
     Strict,
     ToolError,
@@ -288,30 +290,57 @@ def expects_give_up(scenario: Scenario, faults: list[FaultSpec], first_tried: It
     plans = [{c.tool for c in plan} for plan in scenario.gold.plans]
     if not plans:
         return False
-    dead: set[str] = set()
-    targets: set[str] = set()
-    faulted: set[str] = set()  # tools with a fault that fires on their first call, whatever its persistence
-    cascades: list[tuple[str, set[str]]] = []
-    for f in faults:
-        if f.kind not in (FaultKind.first_tried, FaultKind.cascade):
-            faulted.update(f.targets)
-        if f.persistence.mode != "permanent":
-            continue
-        if f.kind in (FaultKind.unavailable, FaultKind.removed):
-            dead.update(f.targets)
-        elif f.kind == FaultKind.first_tried:
-            targets.update(f.targets)
-        elif f.kind == FaultKind.cascade:
-            cascades.append((f.params["on"], set(f.targets)))
-
-    def blocked(plan: set[str]) -> bool:
-        return bool(plan & dead) or any(on in plan and on in faulted and plan & hit for on, hit in cascades)
-
+    blockers = _Blockers.of(faults)
     if first_tried is not None:
-        dead.update(t for t in first_tried if t in targets)
-        return all(blocked(p) for p in plans)
-    alive = [p for p in plans if not blocked(p)]
-    return not alive or any(all(t in p for p in alive) for t in targets)
+        disabled = {t for t in first_tried if t in blockers.first_tried}
+        return all(blockers.block(p, disabled) for p in plans)
+    alive = [p for p in plans if not blockers.block(p)]
+    return not alive or any(all(t in p for p in alive) for t in blockers.first_tried)
+
+
+def usable_plans(scenario: Scenario, faults: list[FaultSpec], disabled: Iterable[str] = ()) -> list[list[PlannedCall]]:
+    """The gold plans a finished episode's faults left working, by the rule of :func:`expects_give_up` (permanent
+    ``unavailable`` / ``removed`` faults, and cascades whose upstream carries a fault of its own); ``disabled``:
+    the tools a permanent ``first_tried`` fault disabled (``Environment.first_tried_tools()``)."""
+    blockers = _Blockers.of(faults)
+    gone = set(disabled)
+    return [plan for plan in scenario.gold.plans if not blockers.block({c.tool for c in plan}, gone)]
+
+
+@dataclass(frozen=True)
+class _Blockers:
+    """What in a fault plan can stop a gold plan from working (see :func:`expects_give_up`)."""
+
+    dead: frozenset[str]  # targets of permanent unavailable / removed faults
+    first_tried: frozenset[str]  # targets of permanent first_tried faults: the one the agent calls first dies
+    faulted: frozenset[str]  # tools with a fault that fires on their first call, whatever its persistence
+    cascades: tuple[tuple[str, frozenset[str]], ...]  # (upstream, dependents) of permanent cascades
+
+    @classmethod
+    def of(cls, faults: list[FaultSpec]) -> _Blockers:
+        dead: set[str] = set()
+        targets: set[str] = set()
+        faulted: set[str] = set()
+        cascades: list[tuple[str, frozenset[str]]] = []
+        for f in faults:
+            if f.kind not in (FaultKind.first_tried, FaultKind.cascade):
+                faulted.update(f.targets)
+            if f.persistence.mode != "permanent":
+                continue
+            if f.kind in (FaultKind.unavailable, FaultKind.removed):
+                dead.update(f.targets)
+            elif f.kind == FaultKind.first_tried:
+                targets.update(f.targets)
+            elif f.kind == FaultKind.cascade:
+                cascades.append((f.params["on"], frozenset(f.targets)))
+        return cls(frozenset(dead), frozenset(targets), frozenset(faulted), tuple(cascades))
+
+    def block(self, plan: set[str], disabled: Collection[str] = ()) -> bool:
+        """Whether a plan (its tools) cannot work: it calls a dead or ``disabled`` tool, or both ends of a cascade
+        whose upstream carries a fault."""
+        return bool(plan & self.dead or plan & set(disabled)) or any(
+            on in plan and on in self.faulted and plan & hit for on, hit in self.cascades
+        )
 
 
 _TRANSIENT_MESSAGES = {

@@ -680,3 +680,8 @@ class EpisodeResult(Versioned):
     # how the answer was matched against gold (the suite's ``answers``): strict (records keyed by the original
     # column names) or lenient (the gold values anywhere in the answer, prose included)
     answers: Literal["lenient", "strict"] = "lenient"
+    # the suite's tool access (env_core.search.ToolAccess), so that an analysis need not read it from the suite's
+    # label; None in results recorded before it was kept
+    access_mode: Literal["closed", "open"] | None = None
+    access_functions: int | None = None  # closed: how many tools were listed in all (None: not fixed)
+    access_distractors: int | None = None  # closed: how many extra tools were listed

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from undertow.env_core.model import Scenario, ToolSpec
+from undertow.env_core.text import strip_fence
 
 Message = dict[str, str]
 # a helper model, as the environment sees it: a chat in, the reply's text out (raises InfraError when it fails)
@@ -126,12 +127,9 @@ def emulation_messages(spec: ToolSpec, arguments: dict[str, Any]) -> list[Messag
     ]
 
 
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-
-
 def read_emulated(reply: str) -> Any:
     """An emulator's reply as the tool's result: its JSON (code fences removed) when it parses, else the text."""
-    text = _FENCE.sub("", reply.strip()).strip()
+    text = strip_fence(reply.strip())
     try:
         return json.loads(text)
     except ValueError:

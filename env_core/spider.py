@@ -10,6 +10,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, field_validator
+
+from undertow.env_core.families import SuiteConfig, resolve_path
+
+
+class SpiderSuite(SuiteConfig):
+    """The fields of a suite compiled from a Spider-format folder (the families that turn SQL questions into
+    tools share them); a relative path is read from the config file's folder."""
+
+    spider: str = Field(description="Spider-format folder: tables.json, questions, database/<db_id>/<db_id>.sqlite")
+    questions: str | None = Field(default=None, description="questions file name in the folder (default: dev.json)")
+
+    _resolve_spider = field_validator("spider")(resolve_path)
+
 
 @dataclass(frozen=True)
 class Problem:

@@ -349,7 +349,7 @@ def check_docs(config: SuiteConfig) -> None:
             f"docs: model applies to a suite built from a family's source data, not to a built folder ({config.path})"
         )
     family = get_family(config.family, config.family_ref)
-    if getattr(family, "documenter", None) is None:
+    if family.documenter is None:
         raise ValueError(f"docs: model: family '{family.name}' has no model-written documentation")
     if config.docs_model is None:
         raise ValueError(
@@ -413,7 +413,7 @@ def load_ref(config: SuiteConfig, document: DocumentSuite | None = None) -> Suit
 def _load_cached(ref_json: str, document: DocumentSuite | None = None) -> Suite:
     config = suite_ref(json.loads(ref_json))
     folder = suite_folder(config, document)
-    adapt = getattr(get_family(config.family, config.family_ref), "adapt", None) if config.family else None
+    adapt = get_family(config.family, config.family_ref).adapt if config.family else None
     # a family's options choose among the scenarios, so ``limit`` counts after them
     limit = None if adapt is not None else config.limit
     suite = load_suite(folder, config.scenarios, config.skip_invalid, limit, config.family_ref, config.split)

@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import json
 import math
 import sqlite3
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, get_type_hints
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+from pydantic import ConfigDict, create_model
 
 from undertow.env_core.model import Scenario, ToolSpec
 from undertow.env_core.untrusted import capped
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ToolExecutionError(Exception):
@@ -178,6 +182,104 @@ class ToolOutput:
 
     value: Any
     notes: list[str]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The one way to declare a hand-written tool: a typed function marked with @tool
+#
+#     @tool("read")
+#     def get_weather(self, city: Annotated[str, Field(description="the city's name")]) -> dict[str, Any]:
+#         """Today's weather in a city. (The first paragraph of the docstring is the tool's description.)"""
+#
+# ``tool_spec`` turns it into the ToolSpec a model sees: the JSON schema of its parameters comes from the typed
+# signature (pydantic), with no unknown arguments allowed. Families whose tools are compiled from data (a SQL
+# query per tool) build ToolSpecs directly instead.
+
+
+@dataclass(frozen=True)
+class ToolMark:
+    """What ``@tool`` records on a function: its ``kind`` (the family's own word: read / write, navigational /
+    functional, a category), an optional hint of what can go wrong with it, an explicit name or description where
+    the function's own do not serve, and extra binding fields (what the family's tool box needs to run it)."""
+
+    kind: str
+    failure_hint: str = ""
+    name: str | None = None
+    description: str | None = None
+    binding: Mapping[str, Any] = field(default_factory=dict)
+
+
+def tool(
+    kind: str, failure_hint: str = "", *, name: str | None = None, description: str | None = None, **binding: Any
+) -> Callable[[F], F]:
+    """Mark a function (or a method) as a tool; see :class:`ToolMark` for the fields."""
+
+    def mark(function: F) -> F:
+        function.__tool__ = ToolMark(kind, failure_hint, name, description, binding)  # type: ignore[attr-defined]
+        return function
+
+    return mark
+
+
+def tool_mark(function: object) -> ToolMark | None:
+    """The mark ``@tool`` left on a function, or None."""
+    found = getattr(function, "__tool__", None)
+    return found if isinstance(found, ToolMark) else None
+
+
+def marked_tools(owner: type | Iterable[Callable[..., Any]]) -> dict[str, Callable[..., Any]]:
+    """The marked functions of a class (its methods, inherited ones included) or of a list of functions, by name."""
+    members: list[Callable[..., Any]] = (
+        [member for _, member in inspect.getmembers(owner, inspect.isfunction)]
+        if isinstance(owner, type)
+        else list(owner)
+    )
+    return {member.__name__: member for member in members if tool_mark(member) is not None}
+
+
+def parameters_schema(function: Callable[..., Any], *, skip_first: bool = False) -> dict[str, Any]:
+    """The JSON schema of a function's parameters, from their annotations (``Annotated[type, Field(...)]`` gives
+    descriptions and bounds) and defaults; ``skip_first`` leaves out ``self``. No title keys; no extra arguments."""
+    hints = get_type_hints(function, include_extras=True)
+    fields: dict[str, Any] = {}
+    parameters = list(inspect.signature(function).parameters.values())
+    for parameter in parameters[1:] if skip_first else parameters:
+        default = ... if parameter.default is inspect.Parameter.empty else parameter.default
+        fields[parameter.name] = (hints[parameter.name], default)
+    model = create_model(f"{function.__qualname__}_arguments", __config__=ConfigDict(extra="forbid"), **fields)
+    schema: dict[str, Any] = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+    schema["additionalProperties"] = False
+    return schema
+
+
+def first_paragraph(function: Callable[..., Any]) -> str:
+    """The first paragraph of a function's docstring, as one line."""
+    return " ".join((inspect.getdoc(function) or "").split("\n\n")[0].split())
+
+
+def tool_spec(
+    function: Callable[..., Any],
+    *,
+    name: str | None = None,
+    binding: Mapping[str, Any] | None = None,
+    skip_first: bool = False,
+) -> ToolSpec:
+    """The ToolSpec of a marked function: its mark's (or the given, or the function's) name, its mark's description
+    or its docstring's first paragraph, the schema of its typed parameters, and a binding of the mark's kind, its
+    failure hint when it has one, the mark's binding fields and ``binding``."""
+    mark = tool_mark(function)
+    if mark is None:
+        raise TypeError(f"{function.__qualname__} is not marked with @tool")
+    fields: dict[str, Any] = {"kind": mark.kind, **({"failure_hint": mark.failure_hint} if mark.failure_hint else {})}
+    return ToolSpec(
+        name=name or mark.name or function.__name__,
+        description=" ".join(mark.description.split()) if mark.description is not None else first_paragraph(function),
+        parameters=parameters_schema(function, skip_first=skip_first),
+        binding={**fields, **mark.binding, **(binding or {})},
+    )
 
 
 class ToolBox(ABC):

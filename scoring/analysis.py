@@ -22,11 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, RootModel, SerializeAsAny
+from pydantic import BaseModel, BeforeValidator, Field, RootModel, SerializeAsAny
 from pydantic.json_schema import models_json_schema
 
 from undertow.env_core.families import FamilySummary, families, family_summaries, get_family
 from undertow.env_core.model import EpisodeResult, Outcome
+from undertow.scoring.family_summary import StrictModel
 from undertow.scoring.stats import Gap, PairedComparison, compare_paired, recovery_gap
 from undertow.scoring.summary import SummaryRow, summarize
 
@@ -74,14 +75,10 @@ def _family_summary(value: Any) -> Any:
 FamilySummaryField = Annotated[SerializeAsAny[FamilySummary], BeforeValidator(_family_summary)]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 NO_RECOVERY = "n/a: no recovery possible — giving up is correct"
 
 
-class GapRow(_Model):
+class GapRow(StrictModel):
     """Recovery gap of one model on one suite: baseline accuracy minus accuracy under ``setting``, with the
     cluster-bootstrap interval; ``paired`` says whether it was computed on the ``n_paired`` episodes both settings
     have, or (none shared) from the two samples as independent. Fractions; None when undefined. ``recoverable`` is
@@ -131,7 +128,7 @@ class GapRow(_Model):
         )
 
 
-class ComparisonRow(_Model):
+class ComparisonRow(StrictModel):
     """Paired comparison of two models on the ``n`` episodes they share in one suite × setting: accuracies, the
     difference ``a`` minus ``b`` with its interval, and McNemar's test (the ``mcnemar_`` fields: ``only_a`` counts
     episodes A solved and B did not). ``only_in_a``/``only_in_b`` count the episodes left out, unmatched."""
@@ -163,7 +160,7 @@ class ComparisonRow(_Model):
         return cls(suite=suite, setting=setting, model_a=model_a, model_b=model_b, **comparison.as_dict())
 
 
-class Analysis(_Model):
+class Analysis(StrictModel):
     """What a report shows, and what ``undertow compare --format json`` prints. ``rows`` are the
     :func:`undertow.scoring.summary.summarize` rows, ``families`` the family analyses by suite label
     (:func:`undertow.env_core.families.family_summaries`), ``sizes`` the model sizes in billions of parameters (None:
@@ -334,14 +331,14 @@ def analyse(
 # What `undertow report --format json` prints
 
 
-class ReportRows(_Model):
+class ReportRows(StrictModel):
     """``undertow report --format json``: one row per model × suite × setting."""
 
     schema_version: Literal[1] = SCHEMA_VERSION
     rows: list[SummaryRow]
 
 
-class ReportFamilies(_Model):
+class ReportFamilies(StrictModel):
     """``undertow report --format json --families``: each suite's family analysis, keyed by suite label."""
 
     schema_version: Literal[1] = SCHEMA_VERSION

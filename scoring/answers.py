@@ -15,11 +15,11 @@ from collections import Counter
 from decimal import Decimal, localcontext
 from typing import Any, Literal
 
+from undertow.env_core.text import fenced_blocks, strip_fence
 from undertow.env_core.untrusted import MAX_DEPTH, clean_value
 
 _NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
 _NUMBER_IN_TEXT = re.compile(r"(?<![\w.])[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\w])")
-_FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.DOTALL)
 
 
 class UnscorableAnswer(ValueError):
@@ -107,7 +107,7 @@ def comparable(value: Any) -> Any:
 
 def parse_structured(text: str) -> Any | None:
     """The JSON (or Python literal) an answer holds, if any: whole text, a fenced block, or the first [...] / {...}."""
-    candidates = [text.strip()] + [m.strip() for m in _FENCE.findall(text)]
+    candidates = [text.strip(), *fenced_blocks(text)]
     for opener, closer in ("[]", "{}"):
         start, end = text.find(opener), text.rfind(closer)
         if 0 <= start < end:
@@ -168,10 +168,7 @@ def _strict_value(predicted: Any) -> tuple[bool, Any]:
     answer with prose around its structure is not structured: strict matching does not dig values out of text."""
     if not isinstance(predicted, str):
         return True, comparable(predicted)
-    text = predicted.strip()
-    fenced = _FENCE.fullmatch(text)
-    if fenced:
-        text = fenced.group(1).strip()
+    text = strip_fence(predicted.strip())
     for parse in (json.loads, ast.literal_eval):
         try:
             value = parse(text)

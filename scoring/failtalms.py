@@ -21,20 +21,30 @@ paper's *perfect*) the right answer is yes, so there Aware counts the yes answer
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from undertow.env_core.failtalms import build
-from undertow.env_core.families import FamilyDefinition, FamilySummary, JudgeModel, ReportTable, flat_metrics
-from undertow.env_core.model import ASK_HUMAN, EpisodeResult, Outcome, Scenario, Step, Trajectory
+from undertow.env_core.failtalms import build, prompts
+from undertow.env_core.families import FamilyDefinition, FamilyMetrics, JudgeModel, ReportTable
+from undertow.env_core.model import ASK_HUMAN, EpisodeResult, Scenario, Step, Trajectory
 from undertow.scoring.answers import Awareness, parse_awareness, parse_verdict
+from undertow.scoring.family_summary import (
+    ModelSettingSummary,
+    Rate,
+    Row,
+    StrictModel,
+    any_with_details,
+    by_model_setting,
+    flag,
+    judged,
+    rate,
+    result_rows,
+)
 from undertow.scoring.judges import Ask, Message, Verdict, ask_votes
-from undertow.scoring.stats import wilson_interval
 from undertow.scoring.trajectory import score_trajectory
 
 FAMILY_NAME = build.FAMILY
@@ -103,10 +113,6 @@ def grader_messages(query: str, answer: str | None, calls: Sequence[Step | Mappi
     return [{"role": "system", "content": GRADER_SYSTEM}, {"role": "user", "content": prompt}]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 async def judge(
     ask: Ask,
     query: str,
@@ -137,22 +143,7 @@ class EpisodeFacts:
     emulated: bool = False  # a helper model answered for some tool (its real API out of reach)
 
 
-class Rate(_Model):
-    """``k`` of ``n`` with its Wilson interval (at the summary's confidence); rate and bounds None when n is 0."""
-
-    n: int
-    k: int
-    rate: float | None
-    ci_low: float | None
-    ci_high: float | None
-
-
-def rate(k: int, n: int, confidence: float = 0.95) -> Rate:
-    low, high = wilson_interval(k, n, confidence) if n else (None, None)
-    return Rate(n=n, k=k, rate=k / n if n else None, ci_low=low, ci_high=high)
-
-
-class SettingMetrics(_Model):
+class SettingMetrics(StrictModel):
     """The paper's numbers for one group of episodes (a model × setting). ``aware``, ``unexp`` and ``skip`` are
     None when no episode gave a readable awareness answer (the question was not asked there), ``inter`` when no
     episode could ask a human, ``unexp`` also in a setting that lacks nothing (success is expected there)."""
@@ -280,7 +271,7 @@ def _label(kind: str | None, name: str, helped: bool) -> str:
 # The summary
 
 
-class FailTalmsRow(_Model):
+class FailTalmsRow(StrictModel):
     """One model × setting of a suite."""
 
     model: str
@@ -288,13 +279,6 @@ class FailTalmsRow(_Model):
     n: int  # every episode, infra and config errors included
     n_valid: int  # judged episodes with the failtalms details
     metrics: SettingMetrics
-
-
-def _flag(value: Any) -> bool | None:
-    """A stored boolean (or count: more than 0 is True); None when absent or the NaN a table puts in a gap."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    return bool(value)
 
 
 def _awareness(value: Any) -> Awareness | None:
@@ -305,27 +289,24 @@ def _awareness(value: Any) -> Awareness | None:
 def facts(details: Mapping[str, Any]) -> EpisodeFacts:
     """An episode's facts from its ``EpisodeResult.details`` (``passed``, ``awareness``, ``asked_human``)."""
     return EpisodeFacts(
-        passed=_flag(details.get("passed")),
+        passed=flag(details.get("passed")),
         awareness=_awareness(details.get("awareness")),
-        asked=_flag(details.get("asked_human")),
-        emulated=bool(_flag(details.get("emulated_calls"))),
+        asked=flag(details.get("asked_human")),
+        emulated=bool(flag(details.get("emulated_calls"))),
     )
 
 
-def _valid(row: Mapping[str, Any]) -> bool:
-    return Outcome(row["outcome"]).judged and "passed" in row
+def _has_details(row: Row) -> bool:
+    return "passed" in row
 
 
-def summarize_failtalms(rows: Sequence[Mapping[str, Any]], *, confidence: float = 0.95) -> dict[str, Any]:
+def summarize_failtalms(rows: Sequence[Row], *, confidence: float = 0.95) -> dict[str, Any]:
     """The summary data of one suite from per-episode dicts (``model``, ``setting``, ``outcome`` and the details
     keys), one row per model × setting in order of first appearance. Episodes that are not judged (infra and
     config errors) or carry no ``passed`` count in ``n`` only."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for r in rows:
-        groups.setdefault((str(r["model"]), str(r["setting"])), []).append(r)
     out = []
-    for (model, setting), members in groups.items():
-        valid = [r for r in members if _valid(r)]
+    for (model, setting), members in by_model_setting(rows).items():
+        valid = [r for r in members if judged(r) and _has_details(r)]
         metrics = setting_metrics(
             [facts(r) for r in valid], complete=setting_kind(setting) == "perfect", confidence=confidence
         )
@@ -349,7 +330,7 @@ def _order(setting: str, first_seen: int) -> tuple[int, int, int]:
     return (int(with_help(setting)), rank, first_seen)
 
 
-class FailTalmsSummary(FamilySummary):
+class FailTalmsSummary(ModelSettingSummary):
     """The FAIL-TaLMs numbers of one suite: see :func:`summarize_failtalms`."""
 
     family: Literal["failtalms"] = "failtalms"
@@ -414,18 +395,15 @@ class FailTalmsSummary(FamilySummary):
             )
         return [table]
 
-    def metrics(self, model: str, setting: str) -> dict[str, float]:
-        """Flat numbers of one model × setting: ``failtalms.pr.rate``, ``failtalms.aware.ci_low`` and so on."""
-        for row in self.rows:
-            if row.model == model and row.setting == setting:
-                return flat_metrics(self.family, row.metrics)
-        return {}
+    def setting_parts(self, model: str, setting: str) -> list[tuple[str, SettingMetrics]]:
+        """The paper's numbers, right under the family: ``failtalms.pr.rate``, ``failtalms.aware.ci_low``..."""
+        return [("", row.metrics) for row in self.rows if (row.model, row.setting) == (model, setting)]
 
 
 def summarize(results: Sequence[EpisodeResult]) -> FailTalmsSummary | None:
     """The family summary of one suite's results (None when no judged episode carries the failtalms details)."""
-    rows = [{"model": r.model, "setting": r.setting, "outcome": r.outcome.value, **r.details} for r in results]
-    if not any(_valid(r) for r in rows):
+    rows = result_rows(results)
+    if not any_with_details(rows, _has_details):
         return None
     return FailTalmsSummary.model_validate(summarize_failtalms(rows))
 
@@ -434,13 +412,25 @@ def summarize(results: Sequence[EpisodeResult]) -> FailTalmsSummary | None:
 # Per episode, and the family object (the offline library: gold answers, so the pass rate is checked, not judged)
 
 
+class FailTalmsDetails(StrictModel):
+    """What :func:`episode_details` stores in ``EpisodeResult.details`` (a judge adds its verdict and votes)."""
+
+    passed: bool | None
+    emulated_calls: int
+    awareness: Awareness | None
+    asked_human: bool | None
+    skipped: bool
+    category: str | None
+
+
 def episode_details(
     trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
 ) -> dict[str, Any]:
-    """What the FAIL-TaLMs metrics need: ``passed`` (the final answer states the gold facts: the offline library's
-    deterministic check, the shared one; None for a scenario without gold, until :func:`judge_episode` decides),
-    the awareness answer, whether the agent asked the person — None when the setting offered no one to ask (its name
-    says Ask-and-Help) — and how many tool responses a helper model emulated."""
+    """What the FAIL-TaLMs metrics need (:class:`FailTalmsDetails`): ``passed`` (the final answer states the gold
+    facts: the offline library's deterministic check, the shared one; None for a scenario without gold, until
+    :func:`judge_episode` decides), the awareness answer, whether the agent asked the person — None when the
+    setting offered no one to ask (its name says Ask-and-Help) — and how many tool responses a helper model
+    emulated."""
     asked = any(
         step.action.tool_call is not None and step.action.tool_call.name == ASK_HUMAN for step in trajectory.steps
     )
@@ -477,17 +467,13 @@ async def judge_episode(
     return {"passed": verdict.passed, "judge_votes": votes, "judge_model": config.name}
 
 
-FAMILY = FamilyDefinition(
-    name=build.FAMILY,
-    description="FAIL-TaLMs: an offline library of deterministic tools and requests, run under the shared "
-    "under-specified / unavailable-tool / no-tool settings with awareness questions and Ask-and-Help",
-    suite_config=build.FailTalmsSuite,
-    source_digest=build.source_digest,
-    build=build.build,
-    toolbox=build.toolbox,
-    episode_details=episode_details,
-    summarize=summarize,
-    summary_model=FailTalmsSummary,
+FAMILY = FamilyDefinition.of(
+    build,
+    build.FailTalmsSuite,
+    FamilyMetrics(episode_details, FailTalmsDetails, summarize, FailTalmsSummary),
     judge=judge_episode,
     import_field="released",
+    prompt_presets=prompts.PRESETS,
+    description="FAIL-TaLMs: an offline library of deterministic tools and requests, run under the shared "
+    "under-specified / unavailable-tool / no-tool settings with awareness questions and Ask-and-Help",
 )

@@ -26,13 +26,29 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from undertow.env_core.families import Bar, FamilyDefinition, FamilySummary, ReportTable, StackedBars, flat_metrics
+from undertow.env_core.families import FamilyDefinition, FamilyMetrics, FamilySummary, ReportTable, StackedBars
 from undertow.env_core.liveapi import build
 from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Step, Trajectory
 from undertow.scoring.answers import normalize_scalar, parse_structured
-from undertow.scoring.stats import wilson_interval
+from undertow.scoring.family_summary import (
+    ModelSettingSummary,
+    Rate,
+    Row,
+    StrictModel,
+    any_with_details,
+    category_counts,
+    count,
+    failures_figure,
+    flag,
+    judged,
+    missing_table,
+    n_range,
+    rate,
+    result_rows,
+    share_bar,
+)
 from undertow.scoring.trajectory import EpisodeScore
 
 FAMILY_NAME = build.FAMILY
@@ -475,6 +491,25 @@ def _formulation_of_id(scenario_id: str) -> str:
     return parts[1] if len(parts) > 2 and parts[0] == FAMILY_NAME else "unknown"
 
 
+class LiveApiDetails(StrictModel):
+    """What :func:`episode_details` stores in ``EpisodeResult.details``."""
+
+    formulation: str
+    mode: str
+    gold_calls: int
+    predicted_calls: int
+    intent_matched: int
+    slot_gold: int
+    slot_predicted: int
+    slot_matched: int
+    completed: bool
+    error_category: str | None
+    loops: int
+    out_of_budget: bool
+    stuck: bool
+    unclassified: bool
+
+
 def episode_details(
     trajectory: Trajectory,
     scenario: Scenario,
@@ -483,10 +518,10 @@ def episode_details(
     searched: bool,
     first_tried: Collection[str],
 ) -> dict[str, Any]:
-    """The liveapi facts of one episode, flat and JSON-able: ``formulation``, ``mode`` (the agent protocol the
-    suite was loaded for: ``scenario.metadata["mode"]``, default direct); the intent counts (``gold_calls``,
-    ``predicted_calls``, ``intent_matched``: also the calls whose slots are judged) and slot counts
-    (``slot_gold``, ``slot_predicted``, ``slot_matched``) to be micro-averaged; ``completed``;
+    """The liveapi facts of one episode, flat and JSON-able (:class:`LiveApiDetails`): ``formulation``, ``mode``
+    (the agent protocol the suite was loaded for: ``scenario.metadata["mode"]``, default direct); the intent counts
+    (``gold_calls``, ``predicted_calls``, ``intent_matched``: also the calls whose slots are judged) and slot
+    counts (``slot_gold``, ``slot_predicted``, ``slot_matched``) to be micro-averaged; ``completed``;
     ``error_category``; ``loops``, ``out_of_budget``, ``stuck``, ``unclassified``. Completion is recomputed
     here (the runner's ``correct`` comes from :func:`score` and agrees)."""
     gold, predicted = gold_calls(scenario), predicted_calls(trajectory)
@@ -511,11 +546,7 @@ def episode_details(
 # Summary
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Micro(_Model):
+class Micro(StrictModel):
     """A micro-averaged precision / recall / F1: counts summed over episodes, then divided. None where nothing
     was there to judge (slots of a group with no matched call)."""
 
@@ -527,17 +558,7 @@ class Micro(_Model):
     f1: float | None
 
 
-class Rate(_Model):
-    """``k`` of ``n`` with its Wilson interval (at the summary's confidence); None without episodes."""
-
-    n: int
-    k: int
-    rate: float | None
-    ci_low: float | None
-    ci_high: float | None
-
-
-class Errors(_Model):
+class Errors(StrictModel):
     """Failed episodes by BFCL category: counts and shares of the failures (fractions)."""
 
     n_failures: int
@@ -545,7 +566,7 @@ class Errors(_Model):
     shares: dict[str, float | None]
 
 
-class Agent(_Model):
+class Agent(StrictModel):
     """The ReAct measures of a group: the mean number of loops, and the shares of all valid episodes that failed
     out of budget, stuck, or neither (unclassified)."""
 
@@ -558,7 +579,7 @@ class Agent(_Model):
     n_unclassified: int
 
 
-class LiveApiRow(_Model):
+class LiveApiRow(StrictModel):
     """One model × formulation × mode × setting of a suite."""
 
     model: str
@@ -575,11 +596,7 @@ class LiveApiRow(_Model):
 
 
 def _flag(value: Any) -> bool:
-    return bool(value) if value is not None and value == value else False  # NaN (a missing cell) is False
-
-
-def _int(value: Any) -> int:
-    return int(value) if value is not None and value == value else 0
+    return bool(flag(value))  # absent (None, or NaN in a missing cell) is False
 
 
 def micro(matched: int, predicted: int, gold: int, *, judged: bool = True) -> Micro:
@@ -590,25 +607,20 @@ def micro(matched: int, predicted: int, gold: int, *, judged: bool = True) -> Mi
     return Micro(matched=matched, predicted=predicted, gold=gold, precision=prf.precision, recall=prf.recall, f1=prf.f1)
 
 
-def rate(k: int, n: int, confidence: float = 0.95) -> Rate:
-    low, high = wilson_interval(k, n, confidence) if n else (None, None)
-    return Rate(n=n, k=k, rate=k / n if n else None, ci_low=low, ci_high=high)
+def _has_details(row: Row) -> bool:
+    return row.get("formulation") is not None
 
 
-def _summary_row(key: tuple[str, str, str, str], members: list[Mapping[str, Any]], confidence: float) -> dict[str, Any]:
+def _summary_row(key: tuple[str, str, str, str], members: list[Row], confidence: float) -> dict[str, Any]:
     model, formulation, mode, setting = key
-    valid = [r for r in members if Outcome(r["outcome"]).judged and r.get("formulation") is not None]
+    valid = [r for r in members if judged(r) and _has_details(r)]
 
     def total(name: str) -> int:
-        return sum(_int(r.get(name)) for r in valid)
+        return sum(count(r.get(name)) for r in valid)
 
     done = [_flag(r.get("completed")) for r in valid]
     failures = [r for r, ok in zip(valid, done, strict=True) if not ok]
-    counts = dict.fromkeys(ERROR_CATEGORIES, 0)
-    for r in failures:
-        category = r.get("error_category")
-        category = category if isinstance(category, str) and category else "uncategorized"
-        counts[category] = counts.get(category, 0) + 1
+    counts = category_counts(failures, "error_category", ERROR_CATEGORIES)
     flags = {name: sum(_flag(r.get(name)) for r in valid) for name in ("out_of_budget", "stuck", "unclassified")}
 
     def share(k: int) -> float | None:
@@ -632,7 +644,7 @@ def _summary_row(key: tuple[str, str, str, str], members: list[Mapping[str, Any]
             "shares": {c: (v / len(failures) if failures else None) for c, v in counts.items()},
         },
         "agent": {
-            "avg_loops": sum(_int(r.get("loops")) for r in valid) / len(valid) if valid else None,
+            "avg_loops": sum(count(r.get("loops")) for r in valid) / len(valid) if valid else None,
             "out_of_budget": share(flags["out_of_budget"]),
             "stuck": share(flags["stuck"]),
             "unclassified": share(flags["unclassified"]),
@@ -643,13 +655,13 @@ def _summary_row(key: tuple[str, str, str, str], members: list[Mapping[str, Any]
     }
 
 
-def summarize_liveapi(rows: Sequence[Mapping[str, Any]], *, confidence: float = 0.95) -> dict[str, Any]:
+def summarize_liveapi(rows: Sequence[Row], *, confidence: float = 0.95) -> dict[str, Any]:
     """The summary data of one suite from per-episode dicts (``model``, ``setting``, ``outcome``, ``scenario_id``
     and the :func:`episode_details` keys), one row per model × formulation × mode × setting in order of first
     appearance. Episodes that are not judged (infra and config errors) count in ``n`` only; such an episode has no
     details, so it joins the row of its model, formulation (from its id) and setting with the first mode seen
     there (a suite is loaded for one agent protocol, so there is one), else a row of mode ``unknown``."""
-    keyed: list[tuple[tuple[str, str, str, str] | None, Mapping[str, Any]]] = []
+    keyed: list[tuple[tuple[str, str, str, str] | None, Row]] = []
     modes: dict[tuple[str, str, str], list[str]] = {}
     for r in rows:
         formulation = r.get("formulation") or _formulation_of_id(str(r.get("scenario_id", "")))
@@ -662,7 +674,7 @@ def summarize_liveapi(rows: Sequence[Mapping[str, Any]], *, confidence: float = 
             keyed.append(((base[0], base[1], mode, base[2]), r))
         else:
             keyed.append((None, {**r, "_base": base}))
-    groups: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str, str, str, str], list[Row]] = {}
     for key, r in keyed:
         if key is None:
             base = r["_base"]
@@ -731,10 +743,7 @@ def _sectioned(
 
 
 def _n_range(rows: Iterable[LiveApiRow]) -> str:
-    ns = sorted({row.n_valid for row in rows})
-    if not ns:
-        return "0"
-    return str(ns[0]) if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+    return n_range(row.n_valid for row in rows)
 
 
 def table3(found: list[tuple[str, LiveApiRow]], title: str = "Table 3", confidence: float = 0.95) -> ReportTable | None:
@@ -855,7 +864,7 @@ def error_table(found: list[tuple[str, LiveApiRow]], title: str = "Figure 2") ->
     )
 
 
-class LiveApiSummary(FamilySummary):
+class LiveApiSummary(ModelSettingSummary):
     """The Live API-Bench numbers of one suite: see :func:`summarize_liveapi`."""
 
     family: Literal["liveapi"] = "liveapi"
@@ -877,66 +886,38 @@ class LiveApiSummary(FamilySummary):
     def figures(self, suite: str) -> list[StackedBars]:
         """Error categories as stacked shares per model × formulation (direct mode; none when nothing failed)."""
         several_settings = len({r.setting for r in self.rows}) > 1
-        bars, used = [], []
-        for _, row in _sorted(self.found(suite)):
-            errors = row.errors
-            if row.mode != DIRECT or not errors.n_failures:
-                continue
-            shares = {c: 100 * n / errors.n_failures for c, n in errors.counts.items() if n}
-            label = f"{row.model}\n{_TITLES.get(row.formulation, row.formulation)}"
-            bars.append(
-                Bar(label=label + (f" {row.setting}" if several_settings else ""), shares=shares, n=errors.n_failures)
-            )
-            used += [c for c in shares if c not in used]
-        if not bars:
-            return []
-        order = [c for c in _categories(self.rows) if c in used]
-        return [
-            StackedBars(
-                name="errors",
-                title=f"Tool-calling error categories — {suite}",
-                alt=f"BFCL error categories (share of failed direct-invocation episodes) per model and "
-                f"formulation, suite {suite}",
-                categories=order,
-                bars=bars,
-                y_label="share of failed episodes (%)",
-                x_label="model / formulation",
-            )
-        ]
 
-    def metrics(self, model: str, setting: str) -> dict[str, float]:
-        """Flat numbers per formulation and mode: ``liveapi.<formulation>.<mode>.completion.rate`` and so on."""
-        out: dict[str, float] = {}
-        for row in self.rows:
-            if row.model == model and row.setting == setting:
-                flat_metrics(f"{self.family}.{row.formulation}.{row.mode}", row, out)
-        return out
+        def label(row: LiveApiRow) -> str:
+            name = f"{row.model}\n{_TITLES.get(row.formulation, row.formulation)}"
+            return name + (f" {row.setting}" if several_settings else "")
+
+        return failures_figure(
+            "errors",
+            f"Tool-calling error categories — {suite}",
+            f"BFCL error categories (share of failed direct-invocation episodes) per model and formulation, suite "
+            f"{suite}",
+            (share_bar(label(row), row.errors.counts) for _, row in _sorted(self.found(suite)) if row.mode == DIRECT),
+            "model / formulation",
+            order=_categories(self.rows),
+        )
+
+    def setting_parts(self, model: str, setting: str) -> list[tuple[str, LiveApiRow]]:
+        """A row per formulation and mode: ``liveapi.<formulation>.<mode>.completion.rate`` and so on."""
+        return [
+            (f"{row.formulation}.{row.mode}", row) for row in self.rows if (row.model, row.setting) == (model, setting)
+        ]
 
 
 def summarize(results: Sequence[EpisodeResult]) -> LiveApiSummary | None:
     """The family summary of one suite's results (None when no judged episode carries the liveapi details)."""
-    rows = [
-        {
-            "model": r.model,
-            "setting": r.setting,
-            "outcome": r.outcome.value,
-            "scenario_id": r.scenario_id,
-            **r.details,
-        }
-        for r in results
-    ]
-    if not any(Outcome(r["outcome"]).judged and r.get("formulation") is not None for r in rows):
+    rows = result_rows(results, "scenario_id")
+    if not any_with_details(rows, _has_details):
         return None
     return LiveApiSummary.model_validate(summarize_liveapi(rows))
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # The paper's tables across a run's suites: ``undertow report RUN --layout live_api``
-
-
-def _missing(name: str, needs: str) -> ReportTable:
-    """The one line that stands for a table whose data the run does not have."""
-    return ReportTable(title=name, columns=[], note=f"{name} needs {needs}: not in this run, left out.")
 
 
 def live_api_layout(summaries: Mapping[str, FamilySummary]) -> list[ReportTable]:
@@ -948,9 +929,9 @@ def live_api_layout(summaries: Mapping[str, FamilySummary]) -> list[ReportTable]
     confidence = ours[0][1].confidence if ours else 0.95
     return [
         table3(found, confidence=confidence)
-        or _missing("Table 3", "direct-invocation episodes (agent protocol direct)"),
-        table4(found) or _missing("Table 4", "ReAct agent episodes (agent protocol react)"),
-        error_table(found) or _missing("Figure 2", "failed direct-invocation episodes"),
+        or missing_table("Table 3", "direct-invocation episodes (agent protocol direct)"),
+        table4(found) or missing_table("Table 4", "ReAct agent episodes (agent protocol react)"),
+        error_table(found) or missing_table("Figure 2", "failed direct-invocation episodes"),
     ]
 
 
@@ -960,19 +941,14 @@ LAYOUTS: dict[str, Callable[[Mapping[str, FamilySummary]], list[ReportTable]]] =
 # ---------------------------------------------------------------------------------------------------------------
 # The family object: the build and options (env_core.liveapi), this module's scorer and summary
 
-FAMILY = FamilyDefinition(
-    name=build.FAMILY,
-    description="Live API-Bench: Spider/BIRD questions compiled into SLOT, SEL and REST tool formulations (REST "
-    "served live over HTTP), direct and ReAct modes, intent / slot / completion metrics and BFCL error categories",
-    suite_config=build.LiveApiSuite,
-    source_digest=build.source_digest,
-    build=build.build,
-    toolbox=build.toolbox,
-    episode_details=episode_details,
-    summarize=summarize,
-    summary_model=LiveApiSummary,
+FAMILY = FamilyDefinition.of(
+    build,
+    build.LiveApiSuite,
+    FamilyMetrics(episode_details, LiveApiDetails, summarize, LiveApiSummary),
     layouts=LAYOUTS,
     score=score,
     folder_config=build.LiveApiFolder,
     adapt=build.adapt,
+    description="Live API-Bench: Spider/BIRD questions compiled into SLOT, SEL and REST tool formulations (REST "
+    "served live over HTTP), direct and ReAct modes, intent / slot / completion metrics and BFCL error categories",
 )

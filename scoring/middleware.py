@@ -15,15 +15,17 @@ number given (``{"value": "3"}``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, RootModel
 
-from undertow.env_core.families import FamilyDefinition, FamilySummary, ReportTable, flat_metrics
-from undertow.env_core.middleware import build
+from undertow.env_core.families import FamilyDefinition, FamilyMetrics, ReportTable
+from undertow.env_core.middleware import build, prompts
 from undertow.env_core.middleware.database import results_match
 from undertow.env_core.middleware.kb import f1
-from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
+from undertow.env_core.model import EpisodeResult, Scenario, Trajectory
+from undertow.scoring.family_summary import ModelSettingSummary, Row, StrictModel, any_with_details, judged, result_rows
+from undertow.scoring.formatting import number
 from undertow.scoring.trajectory import EpisodeScore
 
 FAMILY_NAME = build.FAMILY
@@ -89,11 +91,35 @@ def score(
     )
 
 
+class DatabaseDetails(StrictModel):
+    """A database task's details: EX, VA and whether the gold query needs the database's content."""
+
+    environment: Literal["database"]
+    valid: bool
+    ex: bool
+    requires_content: bool
+    tools: bool  # the task was posed with tools (not the paper's baseline of SQL written from the schema alone)
+
+
+class KbDetails(StrictModel):
+    """A knowledge-base question's details: F1, VA and the question's kind and hops."""
+
+    environment: Literal["kb"]
+    valid: bool
+    f1: float
+    kind: str | None
+    hops: int | None
+
+
+class MiddlewareDetails(RootModel[Annotated[DatabaseDetails | KbDetails, Field(discriminator="environment")]]):
+    """What :func:`episode_details` stores in ``EpisodeResult.details``, by the environment of the task."""
+
+
 def episode_details(
     trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
 ) -> dict[str, Any]:
-    """What the tables need: the environment, EX or F1, VA, and the task's group (requires content; the question's
-    kind and hops)."""
+    """What the tables need (:class:`MiddlewareDetails`): the environment, EX or F1, VA, and the task's group
+    (requires content; the question's kind and hops)."""
     value, valid = _measures(trajectory, scenario)
     environment = scenario.metadata.get("environment")
     details: dict[str, Any] = {"environment": environment, "valid": valid}
@@ -109,11 +135,7 @@ def episode_details(
 # The summary: FUXI Table 1 (databases) and Table 2 (knowledge bases)
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Cell(_Model):
+class Cell(StrictModel):
     """A group's mean score (EX or F1, in percent) and validity (percent), over ``n`` episodes."""
 
     n: int
@@ -121,7 +143,7 @@ class Cell(_Model):
     valid: float | None
 
 
-def _cell(rows: Sequence[Mapping[str, Any]], key: str) -> Cell:
+def _cell(rows: Sequence[Row], key: str) -> Cell:
     n = len(rows)
     if not n:
         return Cell(n=0, score=None, valid=None)
@@ -129,7 +151,7 @@ def _cell(rows: Sequence[Mapping[str, Any]], key: str) -> Cell:
     return Cell(n=n, score=100.0 * total / n, valid=100.0 * sum(bool(r.get("valid")) for r in rows) / n)
 
 
-class MiddlewareRow(_Model):
+class MiddlewareRow(StrictModel):
     """One model × setting × environment: its cells by group (``overall`` and the paper's columns)."""
 
     model: str
@@ -142,38 +164,34 @@ class MiddlewareRow(_Model):
 KB_GROUPS = {"Counting": ("count",), "Superlative": ("argmax", "argmin"), "None": ("path",)}
 
 
-def _valid(row: Mapping[str, Any]) -> bool:
-    return Outcome(row["outcome"]).judged and "valid" in row
+def _has_details(row: Row) -> bool:
+    return "valid" in row
 
 
-def summarize_middleware(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize_middleware(rows: Sequence[Row]) -> dict[str, Any]:
     """Rows per model × setting × environment from per-episode dicts (``model``, ``setting``, ``outcome`` and the
     details keys). An episode that is not judged counts in ``n`` only (its EX / F1 is not known)."""
-    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[Row]] = {}
     for r in rows:
         environment = str(r.get("environment") or "unknown")
         groups.setdefault((str(r["model"]), str(r["setting"]), environment), []).append(r)
     out = []
     for (model, setting, environment), members in groups.items():
-        judged = [r for r in members if _valid(r)]
+        scored = [r for r in members if judged(r) and _has_details(r)]
         cells: dict[str, Cell] = {}
         if environment == build.DATABASE:
-            cells["Req. Cont. (N)"] = _cell([r for r in judged if not r.get("requires_content")], "ex")
-            cells["Req. Cont. (Y)"] = _cell([r for r in judged if r.get("requires_content")], "ex")
-            cells["Overall"] = _cell(judged, "ex")
+            cells["Req. Cont. (N)"] = _cell([r for r in scored if not r.get("requires_content")], "ex")
+            cells["Req. Cont. (Y)"] = _cell([r for r in scored if r.get("requires_content")], "ex")
+            cells["Overall"] = _cell(scored, "ex")
         else:
             for label, kinds in KB_GROUPS.items():
-                cells[label] = _cell([r for r in judged if r.get("kind") in kinds], "f1")
-            cells["Overall"] = _cell(judged, "f1")
+                cells[label] = _cell([r for r in scored if r.get("kind") in kinds], "f1")
+            cells["Overall"] = _cell(scored, "f1")
         out.append({"model": model, "setting": setting, "environment": environment, "n": len(members), "cells": cells})
     return {"family": FAMILY_NAME, "rows": out}
 
 
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{value:.1f}"
-
-
-class MiddlewareSummary(FamilySummary):
+class MiddlewareSummary(ModelSettingSummary):
     """FUXI's numbers of one suite: see :func:`summarize_middleware`."""
 
     family: Literal["middleware"] = "middleware"
@@ -213,40 +231,32 @@ class MiddlewareSummary(FamilySummary):
                 cells = [row.model, row.setting, str(row.n)]
                 for group in groups:
                     cell = row.cells.get(group)
-                    cells += [_percent(cell.score if cell else None), _percent(cell.valid if cell else None)]
+                    cells += [number(cell.score if cell else None), number(cell.valid if cell else None)]
                 table.rows.append(cells)
             out.append(table)
         return out
 
-    def metrics(self, model: str, setting: str) -> dict[str, float]:
-        """``middleware.database.Overall.score``, ``middleware.kb.Counting.valid`` and so on."""
-        out: dict[str, float] = {}
-        for row in self.rows:
-            if row.model == model and row.setting == setting:
-                flat_metrics(f"{self.family}.{row.environment}", row.cells, out)
-        return out
+    def setting_parts(self, model: str, setting: str) -> list[tuple[str, dict[str, Cell]]]:
+        """The cells per environment: ``middleware.database.Overall.score``, ``middleware.kb.Counting.valid``..."""
+        return [(row.environment, row.cells) for row in self.rows if (row.model, row.setting) == (model, setting)]
 
 
 def summarize(results: Sequence[EpisodeResult]) -> MiddlewareSummary | None:
     """The family summary of one suite's results (None when no judged episode carries the middleware details)."""
-    rows = [{"model": r.model, "setting": r.setting, "outcome": r.outcome.value, **r.details} for r in results]
-    if not any(_valid(r) for r in rows):
+    rows = result_rows(results)
+    if not any_with_details(rows, _has_details):
         return None
     return MiddlewareSummary.model_validate(summarize_middleware(rows))
 
 
-FAMILY = FamilyDefinition(
-    name=build.FAMILY,
-    description="FUXI: text-to-SQL over Spider-format databases with navigational and clause tools, and multi-hop "
-    "questions over knowledge bases converted from them; ReAct with error feedback or decoupled generation",
-    suite_config=build.MiddlewareSuite,
-    source_digest=build.source_digest,
-    build=build.build,
-    toolbox=build.toolbox,
-    episode_details=episode_details,
-    summarize=summarize,
-    summary_model=MiddlewareSummary,
+FAMILY = FamilyDefinition.of(
+    build,
+    build.MiddlewareSuite,
+    FamilyMetrics(episode_details, MiddlewareDetails, summarize, MiddlewareSummary),
     score=score,
     folder_config=build.MiddlewareFolder,
     adapt=build.adapt,
+    prompt_presets=prompts.PRESETS,
+    description="FUXI: text-to-SQL over Spider-format databases with navigational and clause tools, and multi-hop "
+    "questions over knowledge bases converted from them; ReAct with error feedback or decoupled generation",
 )

@@ -6,11 +6,8 @@ from __future__ import annotations
 from undertow.env_core.families import FamilyDefinition
 from undertow.env_core.smoke import build
 
-FAMILY = FamilyDefinition(
-    name=build.FAMILY,
+FAMILY = FamilyDefinition.of(
+    build,
+    build.SmokeSuite,
     description="35 questions over a company database the project generates, each with two tool-disjoint plans",
-    suite_config=build.SmokeSuite,
-    source_digest=build.source_digest,
-    build=build.build,
-    toolbox=build.toolbox,
 )

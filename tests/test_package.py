@@ -46,7 +46,7 @@ def test_the_import_graph_sees_every_package_and_has_no_cycle(graph: grimp.Impor
     assert {f"undertow.{name}" for name in PACKAGES} <= graph.modules
     # the edges between the packages, through the symlinks: what the layers contract and this check rely on
     for importer, imported in [
-        ("undertow.cluster.api", "undertow.workers.runner"),
+        ("undertow.cluster.api.running", "undertow.workers.runner"),
         ("undertow.workers.runner", "undertow.env_core.suites"),
         ("undertow.workers.runner", "undertow.retrieval.service"),
         ("undertow.scoring.trajectory", "undertow.env_core.model"),
@@ -58,13 +58,13 @@ def test_the_import_graph_sees_every_package_and_has_no_cycle(graph: grimp.Impor
 
 
 def test_a_planted_cycle_is_found(graph: grimp.ImportGraph) -> None:
-    graph.add_import(importer="undertow.env_core.model", imported="undertow.cluster.api")
+    graph.add_import(importer="undertow.env_core.model", imported="undertow.cluster.api.running")
     try:
         cycles = import_cycles(graph)
     finally:
-        graph.remove_import(importer="undertow.env_core.model", imported="undertow.cluster.api")
-    assert "undertow.env_core.model -> undertow.cluster.api" in cycles
-    assert "undertow.cluster.api -> undertow.env_core.model" in cycles
+        graph.remove_import(importer="undertow.env_core.model", imported="undertow.cluster.api.running")
+    assert "undertow.env_core.model -> undertow.cluster.api.running" in cycles
+    assert "undertow.cluster.api.running -> undertow.env_core.model" in cycles
     assert import_cycles(graph) == []
 
 
@@ -117,6 +117,9 @@ def test_the_wheel_holds_one_top_level_package(wheel: Path) -> None:
     assert "undertow/py.typed" in names
     assert "undertow/cluster/templates/report.html.j2" in names
     assert "undertow/env_core/sandbox/child.py" in names
+    assert "undertow/env_core/services/data/stays.jsonl" in names  # a family's content ships with its code
+    assert "undertow/env_core/failtalms/data/requests.jsonl" in names  # a family's content ships with its code
+    assert "undertow/env_core/failtalms/data/tables/stocks.jsonl" in names
     entry_points = zipfile.ZipFile(wheel).read(f"undertow-{undertow.__version__}.dist-info/entry_points.txt").decode()
     assert "undertow = undertow.cluster.cli:main" in entry_points
     assert "smoke = undertow.scoring.smoke:FAMILY" in entry_points

@@ -4,8 +4,10 @@ ones the environment allows, in a separate request). Each plays one episode — 
 observations — until an answer, a give-up, or a budget runs out, and records every turn (reply, parse stage,
 request/response hashes).
 
-Prompts come in presets (``AgentConfig.prompt``): ``default``, and ``hohw``, the HoHW paper's CodeAct protocol (its
-appendix E structure in our own words and examples; no failure advice and no give-up marker unless turned on)."""
+Prompts come in presets (``AgentConfig.prompt``): ``default`` (``workers.prompts``), or one a family offers, a paper's
+protocol (``env_core.prompts``), rendered from its parts by ``workers.prompts``. The texts of protocol features (the
+awareness question, decoupled generation's requests, the error feedback, a harness layer) come from the family of
+the episode's scenario (``Scenario.family``)."""
 
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ import re
 import time
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from undertow.env_core.environment import Environment
-from undertow.env_core.errors import SandboxViolation
+from undertow.env_core.errors import ModelError, SandboxViolation
+from undertow.env_core.families import prompt_preset
 from undertow.env_core.faults import Harness
 from undertow.env_core.model import (
     Action,
@@ -34,11 +37,12 @@ from undertow.env_core.model import (
     Trajectory,
     Turn,
 )
+from undertow.env_core.prompts import PromptPreset
 from undertow.env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
-from undertow.env_core.search import SEARCH_TOOLS
+from undertow.env_core.text import strip_fence
 from undertow.env_core.untrusted import clean_value
-from undertow.scoring.answers import parse_awareness
-from undertow.workers.clients import ChatReply, ModelClient, ModelError
+from undertow.scoring.answers import Awareness, parse_awareness
+from undertow.workers.clients import ChatReply, ModelClient
 from undertow.workers.parsers import (
     choice_label,
     parse_choice,
@@ -50,37 +54,23 @@ from undertow.workers.parsers import (
 )
 from undertow.workers.prompts import (
     ADVICE_SENTENCE,
-    ASSISTANT_PROMPT,
-    AWARENESS_PROMPT,
-    AWARENESS_QUESTION,
-    AWARENESS_REMINDER,
-    AWARENESS_SYSTEM,
     CODEACT_ADVICE_SENTENCE,
     CODEACT_PROMPT,
-    DECOUPLED_CHOICE_PROMPT,
-    DECOUPLED_CHOICE_REMINDER,
-    DECOUPLED_CHOICE_REQUEST,
-    DECOUPLED_NO_ACTION,
-    DECOUPLED_NOT_CHOSEN,
-    DECOUPLED_PROMPT,
     DIRECT_GIVE_UP_SENTENCE,
     DIRECT_PROMPT,
-    ERROR_FEEDBACK,
     GIVE_UP_MARKER,
     GIVE_UP_SENTENCE,
-    HARNESS_FEW_SHOT,
-    HARNESS_PREAMBLE,
-    HOHW_ADVICE,
-    HOHW_CLOSED_EXAMPLES,
-    HOHW_CLOSED_TOOLS,
-    HOHW_EXAMPLES_INTRO,
-    HOHW_INTRO,
-    HOHW_OPEN_EXAMPLES,
-    HOHW_OPEN_TOOLS,
     REACT_ADVICE_SENTENCE,
     REACT_GIVE_UP_SENTENCE,
     REACT_PROMPT,
     SYSTEM_PROMPT,
+    awareness_messages,
+    codeact_preset,
+    harness_layer,
+    opened,
+    preset_task,
+    protocol_part,
+    system_preset,
 )
 
 TEXT_CALL_FEEDBACK = (
@@ -93,6 +83,9 @@ Protocol = Literal["function_calling", "react", "codeact", "direct", "decoupled"
 # plan that needs either under another protocol is refused (cluster.plan), never run without it.
 FOLLOW_UP_PROTOCOLS = ("function_calling", "react")
 HARNESS_PROMPT_PROTOCOLS = ("function_calling",)
+DEFAULT_PRESET = "default"  # the prompts of workers.prompts; any other agent.prompt names a family's preset
+# the protocols a family preset is rendered for (workers.prompts: system_preset, codeact_preset), as messages say them
+PRESET_PROTOCOLS = {"function_calling": "function-calling", "codeact": "CodeAct"}
 
 
 class AgentConfig(Strict):
@@ -114,14 +107,12 @@ class AgentConfig(Strict):
         description="consecutive unparseable replies before the episode ends as parse_error (the default feeds the "
         "error back once)",
     )
-    prompt: Literal["default", "hohw", "assistant"] = Field(
-        default="default",
-        description="the prompt preset: default (the prompts below), hohw (the HoHW paper's CodeAct prompt "
-        "structure: thought / execute / solution turns, two worked examples, full JSON definitions of the functions; "
-        "needs protocol codeact), or assistant (Failing Tools: a bare function-calling assistant that acts for the "
-        "user and reports to them; needs protocol function_calling). Under hohw without give_up_marker an agent "
-        "gives up as in the paper, by ending: a reply with neither an <execute> nor a <solution> block ends the "
-        "episode as a give-up",
+    prompt: str = Field(
+        default=DEFAULT_PRESET,
+        description="the prompt preset: default (the prompts below), or a paper's protocol that a registered family "
+        "offers by name (each needs the protocol it is written for: codeact or function_calling). Under a codeact "
+        "preset without give_up_marker an agent gives up as in its paper, by ending: a reply with neither an "
+        "<execute> nor a <solution> block ends the episode as a give-up",
     )
     harness: Harness = Field(
         default="none",
@@ -131,13 +122,13 @@ class AgentConfig(Strict):
     failure_advice: bool | None = Field(
         default=None,
         description="advise the agent to retry failed tools or look for another way (default: on for the default "
-        "preset, off for hohw); false drops the advice from the default prompts",
+        "preset, as a family's preset says otherwise); false drops the advice from the default prompts",
     )
     give_up_marker: bool | None = Field(
         default=None,
         description=f"offer the {GIVE_UP_MARKER}: marker to declare a task unsolvable (default: on for the default "
-        "preset, off for hohw); false drops it from the default prompts. With hohw and the marker on, a reply "
-        "without a block is a parse error fed back, as under the default preset",
+        "preset, as a family's preset says otherwise); false drops it from the default prompts. With a codeact "
+        "preset and the marker on, a reply without a block is a parse error fed back, as under the default preset",
     )
     system_prompt: str = Field(default=SYSTEM_PROMPT, description="function_calling: the system prompt")
     react_prompt: str = Field(
@@ -151,17 +142,18 @@ class AgentConfig(Strict):
         "prompt to read it and retry with a corrected action (FUXI's error feedback, Figure 2(a)); off: the bare "
         "error, as Live API-Bench's ReAct agent reads it (so off by default; a suite that wants it turns it on)",
     )
-    decoupled_prompt: str = Field(
-        default=DECOUPLED_PROMPT,
+    decoupled_prompt: str | None = Field(
+        default=None,
         description="decoupled, where the environment lists its actions: the main context's instructions and "
-        "demonstration ({tools}: one line per tool, {max_turns}: the step budget); the choice request has its own "
-        "fixed prompt (a few worked examples)",
+        "demonstration ({tools}: one line per tool, {max_turns}: the step budget); default: the one of the "
+        "episode's family, or of the registered family that has one. The choice request has its own fixed prompt "
+        "(a few worked examples)",
     )
     direct_prompt: str = Field(default=DIRECT_PROMPT, description="direct: the instructions before the tool schemas")
     codeact_prompt: str = Field(
         default=CODEACT_PROMPT,
-        description="codeact under the default preset: the instructions before the function list (hohw builds its "
-        "own prompt)",
+        description="codeact under the default preset: the instructions before the function list (a family's "
+        "preset brings its own)",
     )
     step_timeout_s: float = Field(
         default=10.0,
@@ -174,42 +166,59 @@ class AgentConfig(Strict):
         default=1024, ge=64, le=65_536, description="codeact: address-space limit of the kernel (64 MB to 64 GB)"
     )
 
+    @field_validator("prompt")
+    @classmethod
+    def _known_preset(cls, name: str) -> str:
+        if name != DEFAULT_PRESET:
+            prompt_preset(name, others=(DEFAULT_PRESET,))  # an unknown name: the known ones and the closest
+        return name
+
     @model_validator(mode="after")
     def _preset_fits_the_protocol(self) -> AgentConfig:
-        if self.prompt == "hohw" and self.protocol != "codeact":
+        preset = self.preset
+        if preset is None or preset.protocol == self.protocol:
+            return self
+        if preset.protocol not in PRESET_PROTOCOLS:
             raise ValueError(
-                f"agent.prompt hohw is a CodeAct prompt, but agent.protocol is '{self.protocol}'; set "
-                "agent.protocol: codeact"
+                f"agent.prompt {self.prompt} is written for protocol '{preset.protocol}', which takes no preset "
+                f"(presets are rendered for: {', '.join(PRESET_PROTOCOLS)})"
             )
-        if self.prompt == "assistant" and self.protocol != "function_calling":
-            raise ValueError(
-                f"agent.prompt assistant is a function-calling prompt, but agent.protocol is '{self.protocol}'; set "
-                "agent.protocol: function_calling"
-            )
-        return self
+        raise ValueError(
+            f"agent.prompt {self.prompt} is a {PRESET_PROTOCOLS[preset.protocol]} prompt, but agent.protocol is "
+            f"'{self.protocol}'; set agent.protocol: {preset.protocol}"
+        )
+
+    @property
+    def preset(self) -> PromptPreset | None:
+        """The family preset ``prompt`` names; None for the default prompts."""
+        return None if self.prompt == DEFAULT_PRESET else prompt_preset(self.prompt)
 
     @property
     def advises(self) -> bool:
         """Whether the prompt carries advice about failures (``failure_advice``, else the preset's default)."""
-        return self.failure_advice if self.failure_advice is not None else self.prompt == "default"
+        if self.failure_advice is not None:
+            return self.failure_advice
+        preset = self.preset
+        return preset.failure_advice if preset is not None else True
 
     @property
     def offers_give_up(self) -> bool:
         """Whether the prompt offers the give-up marker (``give_up_marker``, else the preset's default)."""
-        return self.give_up_marker if self.give_up_marker is not None else self.prompt == "default"
+        if self.give_up_marker is not None:
+            return self.give_up_marker
+        preset = self.preset
+        return preset.give_up_marker if preset is not None else True
 
 
-def system_prompt(config: AgentConfig) -> str:
-    """The function-calling system prompt: the preset's, with the harness layer (preamble or few-shot) after it."""
-    if config.prompt == "assistant":
-        prompt = ASSISTANT_PROMPT
-        if config.advises:
-            prompt += " " + ADVICE_SENTENCE.strip()
-        if config.offers_give_up:
-            prompt += " " + GIVE_UP_SENTENCE
+def system_prompt(config: AgentConfig, family: str | None = None) -> str:
+    """The function-calling system prompt: the preset's, with the harness layer (preamble or few-shot) after it, in
+    the words of ``family`` (the episode's)."""
+    preset = config.preset
+    if preset is not None:
+        prompt = system_preset(preset, advises=config.advises, offers_give_up=config.offers_give_up)
     else:
         prompt = _trimmed(config.system_prompt, config, ADVICE_SENTENCE, GIVE_UP_SENTENCE)
-    layer = {"preamble": HARNESS_PREAMBLE, "few_shot": HARNESS_FEW_SHOT}.get(config.harness)
+    layer = harness_layer(config.harness, family)
     return f"{prompt}\n\n{layer}" if layer else prompt
 
 
@@ -225,25 +234,12 @@ def _trimmed(prompt: str, config: AgentConfig, advice: str, give_up: str) -> str
     return prompt.replace("\n\n\n", "\n\n")  # where a whole line went
 
 
-def hohw_prompt(config: AgentConfig, tools: list[ToolSpec]) -> str:
-    """The hohw preset's CodeAct system prompt for an episode whose agent starts with ``tools``: the listed
-    functions (closed world), or ``search_tools`` and ``get_info`` (open world), each as its full JSON definition."""
-    open_world = any(spec.name == SEARCH_TOOLS for spec in tools)
-    examples = HOHW_OPEN_EXAMPLES if open_world else HOHW_CLOSED_EXAMPLES
-    # one line per function: the full definition, without the indentation that would double a long list's tokens
-    definitions = "\n".join(
-        f"{python_name(spec.name)} = {json.dumps(spec.openai(), ensure_ascii=False)}" for spec in tools
-    )
-    return (
-        HOHW_INTRO
-        + (HOHW_ADVICE if config.advises else "")
-        + (GIVE_UP_SENTENCE + "\n" if config.offers_give_up else "")
-        + HOHW_EXAMPLES_INTRO
-        + "".join(f"\n---\n{example}\n" for example in examples)
-        + "\n---\n"
-        + (HOHW_OPEN_TOOLS if open_world else HOHW_CLOSED_TOOLS)
-        + definitions
-    )
+def codeact_preset_prompt(config: AgentConfig, tools: list[ToolSpec]) -> str:
+    """The CodeAct system prompt of the config's preset for an episode whose agent starts with ``tools``: the
+    listed functions, or ``search_tools`` and ``get_info`` (open world), each as its full JSON definition."""
+    if config.preset is None:
+        raise ValueError("the default prompts have no CodeAct preset prompt")
+    return codeact_preset(config.preset, tools, advises=config.advises, offers_give_up=config.offers_give_up)
 
 
 def _assistant_message(content: str | None, calls: list[Any]) -> dict[str, Any]:
@@ -366,7 +362,7 @@ async def run_agent(
     to call but cannot be read is a parse error fed back to the model. Only plain text is a final answer."""
     start = env.reset()
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt(config)},
+        {"role": "system", "content": system_prompt(config, env.scenario.family)},
         {"role": "user", "content": start.task},
     ]
     follow_ups = list(env.scenario.follow_ups)  # a multi-turn scenario's next user messages
@@ -414,16 +410,13 @@ async def run_agent(
 
 
 _BLOCK = re.compile(r"<(execute|solution)>(.*?)</\1>", re.DOTALL)
-_FENCE = re.compile(r"^\s*```(?:python|py)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
 
 
 def parse_codeact(text: str) -> tuple[str, str]:
     """("execute" | "solution", code) for the first block of a reply, ("give_up", text), or ("none", "")."""
     match = _BLOCK.search(text)
     if match is not None:
-        code = match.group(2)
-        fenced = _FENCE.match(code)
-        return match.group(1), (fenced.group(1) if fenced else code).strip("\n")
+        return match.group(1), strip_fence(match.group(2)).strip("\n")
     if text.strip().startswith(GIVE_UP_MARKER):
         return "give_up", text.strip()
     return "none", ""
@@ -452,8 +445,8 @@ async def run_codeact(
     """CodeAct (HoHW appendix E): the model writes Python run in a persistent kernel in another process, where each
     visible tool is a function. Every function call goes back through the environment (faults, validation, trace);
     a failed call raises ``ToolError`` in the code, or ``ValueError`` for a disabled function (``RAISED_AS``).
-    The prompt is the default one (one-line signatures) or the hohw preset's (``hohw_prompt``; the task then comes
-    as "Task: ..."). Under hohw without the give-up marker, a reply with no block ends the episode as a give-up.
+    The prompt is the default one (one-line signatures) or the preset's (``codeact_preset_prompt``, and its task
+    template). Under a preset without the give-up marker, a reply with no block ends the episode as a give-up.
     ``SandboxError`` (the kernel cannot start) propagates: the runner records it as ``infra_error``;
     ``SandboxUnavailable`` (weaker isolation than ``sandbox.require``) as ``config_error``; ``SandboxViolation``
     (the code hit a cap or a limit of the sandbox; the cell is recorded first) as ``sandbox_violation``."""
@@ -478,13 +471,14 @@ async def run_codeact(
         return [FunctionStub(s.name, list(s.parameters.get("properties", {})), s.description) for s in names]
 
     defined = {spec.name for spec in start.tools}
-    if config.prompt == "hohw":
-        prompt, task = hohw_prompt(config, start.tools), f"Task: {start.task}"
+    preset = config.preset
+    if preset is not None:
+        prompt, task = codeact_preset_prompt(config, start.tools), preset_task(preset, start.task)
     else:
         instructions = _trimmed(config.codeact_prompt, config, CODEACT_ADVICE_SENTENCE, GIVE_UP_SENTENCE)
         prompt, task = instructions + "\n".join(_signature(spec) for spec in start.tools), start.task
-    # under hohw without the marker, stopping is how an agent gives up (the paper offers no other way)
-    stops_to_give_up = config.prompt == "hohw" and not config.offers_give_up
+    # under a paper's preset without the marker, stopping is how an agent gives up (the paper offers no other way)
+    stops_to_give_up = preset is not None and not config.offers_give_up
     messages: list[dict[str, Any]] = [{"role": "system", "content": prompt}, {"role": "user", "content": task}]
     parse_failures = 0
     with Kernel(
@@ -580,47 +574,72 @@ async def run_react(
         reply = await _model_turn(client, messages, [], index, trajectory)
         if reply is None:
             return trajectory
-        kind, value = parse_react(reply.content)
-        if kind == "error" and _unusable(reply, trajectory):
+        failures = await _react_step(env, config, trajectory, messages, reply, index, parse_failures, follow_ups)
+        if failures is None:
             return trajectory
-        text = (reply.content or "").split("\nObservation:")[0]
-        messages.append({"role": "assistant", "content": text})
-        if kind == "final":
-            trajectory.turns[-1].parse_stage = "react_final"
-            if follow_ups:  # the user goes on: the answer so far stays in the turn, the episode continues
-                messages.append({"role": "user", "content": follow_ups.pop(0)})
-                continue
-            return _finish(env, trajectory, index, value)
-        if kind == "error":
-            parse_failures += 1
-            if _parse_failed(trajectory, parse_failures, config, value):
-                return trajectory
-            messages.append({"role": "user", "content": f"Observation: could not parse your reply: {value}"})
-            continue
-        parse_failures = 0
-        trajectory.turns[-1].parse_stage = "react_action"
-        call = value.model_copy(update={"id": f"react_{index}"})
-        observation = await _call(env, trajectory, index, call)
-        messages.append({"role": "user", "content": _observed(observation, config)})
+        parse_failures = failures
     trajectory.outcome = Outcome.budget_exhausted
     trajectory.error = f"no answer after {config.max_turns} turns"
     return trajectory
 
 
-def _observed(observation: Observation, config: AgentConfig) -> str:
+async def _react_step(
+    env: Environment,
+    config: AgentConfig,
+    trajectory: Trajectory,
+    messages: list[dict[str, Any]],
+    reply: ChatReply,
+    index: int,
+    parse_failures: int,
+    follow_ups: list[str],
+) -> int | None:
+    """One ReAct step on the model's ``reply`` (``run_react``'s, and ``run_decoupled``'s where the environment
+    cannot list its actions). The reply joins ``messages`` without an Observation it wrote itself; its action runs
+    and the observation is fed back (``_observed``), an unparseable reply is fed back with the error, and a final
+    answer ends the episode, unless a user message in ``follow_ups`` comes next. Returns the count of consecutive
+    parse failures after the step, or None when the episode ended (the trajectory records how)."""
+    kind, value = parse_react(reply.content)
+    if kind == "error" and _unusable(reply, trajectory):
+        return None
+    text = (reply.content or "").split("\nObservation:")[0]
+    messages.append({"role": "assistant", "content": text})
+    if kind == "final":
+        trajectory.turns[-1].parse_stage = "react_final"
+        if follow_ups:  # the user goes on: the answer so far stays in the turn, the episode continues
+            messages.append({"role": "user", "content": follow_ups.pop(0)})
+            return parse_failures
+        _finish(env, trajectory, index, value)
+        return None
+    if kind == "error":
+        if _parse_failed(trajectory, parse_failures + 1, config, value):
+            return None
+        messages.append({"role": "user", "content": f"Observation: could not parse your reply: {value}"})
+        return parse_failures + 1
+    trajectory.turns[-1].parse_stage = "react_action"
+    call = value.model_copy(update={"id": f"react_{index}"})
+    observation = await _call(env, trajectory, index, call)
+    messages.append({"role": "user", "content": _observed(observation, config, env.scenario.family)})
+    return 0
+
+
+def _observed(observation: Observation, config: AgentConfig, family: str | None = None) -> str:
     """The Observation message of a text protocol: the tool message content, and after a failed action, with
-    ``error_feedback``, a short prompt to read the error and retry (FUXI's error feedback, Figure 2(a))."""
+    ``error_feedback``, a short prompt to read the error and retry (FUXI's error feedback, Figure 2(a)), in the
+    words of ``family`` (the episode's)."""
     text = f"Observation: {observation.content()}"
     if config.error_feedback and not observation.ok:
-        text += "\n" + ERROR_FEEDBACK
+        text += "\n" + protocol_part("error_feedback", family)
     return text
 
 
 def decoupled_prompt(config: AgentConfig, env: Environment) -> str:
     """The main context's system prompt under decoupled generation: ``decoupled_prompt`` with one line per visible
-    tool for ``{tools}`` (appended when it has no such slot) and the step budget for ``{max_turns}``."""
+    tool for ``{tools}`` (appended when it has no such slot) and the step budget for ``{max_turns}``; by default
+    the prompt of the episode's family."""
     tools = "\n".join(_signature(spec) for spec in env.tools())
     prompt = config.decoupled_prompt
+    if prompt is None:
+        prompt = protocol_part("decoupled_prompt", env.scenario.family)
     prompt = prompt.replace("{tools}", tools) if "{tools}" in prompt else f"{prompt}\n\nTools:\n{tools}\n"
     return prompt.replace("{max_turns}", str(config.max_turns))
 
@@ -629,23 +648,32 @@ def _parameter_order(env: Environment) -> dict[str, list[str]]:
     return {spec.name: list(spec.parameters.get("properties", {})) for spec in env.tools()}
 
 
-def choice_request(thought: str, candidates: list[str]) -> list[dict[str, Any]]:
+def choice_request(thought: str, candidates: list[str], family: str | None = None) -> list[dict[str, Any]]:
     """The separate request of decoupled generation (FUXI Figure C.3's structure): the instruction and worked
-    examples, then the thought and the candidate actions labelled a, b, …, z, aa, ab, …"""
+    examples, then the thought and the candidate actions labelled a, b, …, z, aa, ab, …, in the words of
+    ``family`` (the episode's)."""
     labels = [choice_label(i) for i in range(len(candidates))]
     listed = "\n".join(f"{label}. {action}" for label, action in zip(labels, candidates, strict=True))
-    request = DECOUPLED_CHOICE_REQUEST.format(thought=thought, candidates=listed, labels=", ".join(labels))
-    return [{"role": "system", "content": DECOUPLED_CHOICE_PROMPT}, {"role": "user", "content": request}]
+    request = protocol_part(
+        "decoupled_choice_request", family, thought=thought, candidates=listed, labels=", ".join(labels)
+    )
+    system = opened("decoupled_choice_opening", "decoupled_choice", family)
+    return [{"role": "system", "content": system}, {"role": "user", "content": request}]
 
 
 async def _choose(
-    client: ModelClient, thought: str, candidates: list[str], index: int, trajectory: Trajectory
+    client: ModelClient,
+    thought: str,
+    candidates: list[str],
+    index: int,
+    trajectory: Trajectory,
+    family: str | None = None,
 ) -> tuple[str, int | str | None]:
     """Ask for the action that matches ``thought``: ("chosen", candidate index), ("unreadable", why) after a
     reply that names no candidate was asked again once and the second also named none, or ("ended", None) when
     the model failed (the outcome is recorded). Every reply is a turn of step ``index`` (parse stage
     ``decoupled_choice``), an unreadable one with its parse error."""
-    messages = choice_request(thought, candidates)
+    messages = choice_request(thought, candidates, family)
     labels = ", ".join(choice_label(i) for i in range(len(candidates)))
     why = ""
     for attempt in range(2):
@@ -660,7 +688,7 @@ async def _choose(
             return "ended", None
         trajectory.turns[-1].parse_error = why
         if attempt == 0:
-            reminder = DECOUPLED_CHOICE_REMINDER.format(labels=labels)
+            reminder = protocol_part("decoupled_choice_reminder", family, labels=labels)
             messages = [*messages, {"role": "assistant", "content": reply.content or ""}]
             messages.append({"role": "user", "content": reminder})
     return "unreadable", why
@@ -705,16 +733,17 @@ async def run_decoupled(
             return trajectory
         allowed = env.valid_actions()
         if allowed is None:  # the environment cannot list its actions: the model writes the action (ReAct)
-            kind, value = parse_react(reply.content)
-            stage = {"final": "react_final", "action": "react_action"}.get(kind)
-        else:
-            kind, value = parse_thought(reply.content)
-            stage = {"final": "decoupled_final", "thought": "decoupled_thought"}.get(kind)
+            failures = await _react_step(env, config, trajectory, messages, reply, index, parse_failures, [])
+            if failures is None:
+                return trajectory
+            parse_failures = failures
+            continue
+        kind, value = parse_thought(reply.content)
         if kind == "error" and _unusable(reply, trajectory):
             return trajectory
         text = (reply.content or "").split("\nObservation:")[0]
         if kind == "final":
-            trajectory.turns[-1].parse_stage = stage
+            trajectory.turns[-1].parse_stage = "decoupled_final"
             messages.append({"role": "assistant", "content": text})
             return _finish(env, trajectory, index, value)
         if kind == "error":
@@ -724,22 +753,16 @@ async def run_decoupled(
             messages.append({"role": "assistant", "content": text})
             messages.append({"role": "user", "content": f"Observation: could not parse your reply: {value}"})
             continue
-        trajectory.turns[-1].parse_stage = stage
-        if allowed is None:  # a ReAct action
-            parse_failures = 0
-            messages.append({"role": "assistant", "content": text})
-            call = value.model_copy(update={"id": f"react_{index}"})
-            observation = await _call(env, trajectory, index, call)
-            messages.append({"role": "user", "content": _observed(observation, config)})
-            continue
+        trajectory.turns[-1].parse_stage = "decoupled_thought"
         thought = value
         if not allowed:
             messages.append({"role": "assistant", "content": f"Thought: {thought}"})
-            messages.append({"role": "user", "content": f"Observation: {DECOUPLED_NO_ACTION}"})
+            no_action = protocol_part("decoupled_no_action", env.scenario.family)
+            messages.append({"role": "user", "content": f"Observation: {no_action}"})
             continue
         order = _parameter_order(env)
         shown = [render_action(name, arguments, order.get(name, ())) for name, arguments in allowed]
-        status, chosen = await _choose(client, thought, shown, index, trajectory)
+        status, chosen = await _choose(client, thought, shown, index, trajectory, env.scenario.family)
         if status == "ended":
             return trajectory
         if status == "unreadable":
@@ -747,7 +770,8 @@ async def run_decoupled(
             if _parse_failed(trajectory, parse_failures, config, str(chosen)):
                 return trajectory
             messages.append({"role": "assistant", "content": f"Thought: {thought}"})
-            messages.append({"role": "user", "content": f"Observation: {DECOUPLED_NOT_CHOSEN}"})
+            not_chosen = protocol_part("decoupled_not_chosen", env.scenario.family)
+            messages.append({"role": "user", "content": f"Observation: {not_chosen}"})
             continue
         parse_failures = 0
         assert isinstance(chosen, int)
@@ -755,7 +779,7 @@ async def run_decoupled(
         call = ToolCall(id=f"decoupled_{index}", name=name, arguments=dict(arguments))
         observation = await _call(env, trajectory, index, call)
         messages.append({"role": "assistant", "content": f"Thought: {thought}\nAction: {shown[chosen]}"})
-        messages.append({"role": "user", "content": _observed(observation, config)})
+        messages.append({"role": "user", "content": _observed(observation, config, env.scenario.family)})
     trajectory.outcome = Outcome.budget_exhausted
     trajectory.error = f"no answer after {config.max_turns} turns"
     return trajectory
@@ -843,16 +867,17 @@ def awareness_request(env: Environment, kind: str) -> list[dict[str, Any]]:
     """The awareness question as a chat: its system prompt, then the question, the request and the tools (names and
     descriptions, as the paper lists them)."""
     functions = json.dumps([{"name": t.name, "description": t.description} for t in env.tools()], ensure_ascii=False)
-    prompt = AWARENESS_PROMPT.format(question=AWARENESS_QUESTION[kind], query=env.scenario.task, functions=functions)
-    return [{"role": "system", "content": AWARENESS_SYSTEM[kind]}, {"role": "user", "content": prompt}]
+    return awareness_messages(kind, env.scenario.family, query=env.scenario.task, functions=functions)
 
 
-async def ask_awareness(env: Environment, client: ModelClient, kind: str, trajectory: Trajectory) -> bool:
+async def ask_awareness(
+    env: Environment, client: ModelClient, kind: Literal["info", "tool"], trajectory: Trajectory
+) -> bool:
     """Ask the awareness question before the agent acts (FAIL-TaLMs §3.4.2) and record the answer; a reply that
     begins with none of Yes / IDK / No is asked again once, then recorded as None (and the task attempted). Returns
     whether the agent may go on: False after No (the task is skipped) or when the model failed."""
     messages = awareness_request(env, kind)
-    answer: str | None = None
+    answer: Awareness | None = None
     reply: ChatReply | None = None
     for attempt in range(2):
         reply = await _model_turn(client, messages, [], AWARENESS_TURN, trajectory)
@@ -864,9 +889,9 @@ async def ask_awareness(env: Environment, client: ModelClient, kind: str, trajec
             break
         trajectory.turns[-1].parse_error = "the awareness answer begins with none of Yes, IDK, No"
         messages = [*messages, {"role": "assistant", "content": reply.content or ""}]
-        messages.append({"role": "user", "content": AWARENESS_REMINDER})
+        messages.append({"role": "user", "content": protocol_part("awareness_reminder", env.scenario.family)})
     text = (reply.content if reply is not None else None) or ""
-    trajectory.awareness = AwarenessAnswer(question=kind, answer=answer, reply=text)  # type: ignore[arg-type]
+    trajectory.awareness = AwarenessAnswer(question=kind, answer=answer, reply=text)
     if answer != "no":
         return True
     env.reset()

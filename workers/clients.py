@@ -306,9 +306,8 @@ ServedModel = EndpointModel | VLLMModel  # what OpenAIChatClient talks to
 
 def _model_kind(value: Any) -> str | None:
     """The discriminator: ``kind``, or the default kind when an entry leaves it out."""
-    if isinstance(value, dict):
-        return value.get("kind", DEFAULT_KIND)
-    return getattr(value, "kind", None)
+    kind = value.get("kind", DEFAULT_KIND) if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind if isinstance(kind, str) else None  # another value never gets here: _one_line_kind_errors refuses it
 
 
 def _one_line_kind_errors(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
@@ -541,7 +540,7 @@ class HelperClient:
         try:
             response = self._client.chat.completions.create(
                 model=self.config.name,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 temperature=self.config.temperature,
                 max_tokens=self.config.max_tokens,
                 seed=seed,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from undertow.env_core.errors import ConfigError, InfraError, ModelError
 from undertow.env_core.families import SuiteConfig, ToolDocumenter, get_family
@@ -22,6 +22,8 @@ from undertow.env_core.model import HelperModel, ToolSpec
 from undertow.env_core.suites import DOCS_FILE, read_tools, write_tools
 from undertow.scoring.answers import parse_structured
 from undertow.workers.clients import EndpointModel, ModelClient, OpenAIChatClient
+
+T = TypeVar("T")  # what the coroutine _run runs returns
 
 RETRIES = 3
 UNREACHABLE = "docs model unreachable"
@@ -98,9 +100,9 @@ async def _document(
         text = reply.content or ""
         doc = parse_structured(text)
         problems = documenter.problems(doc, tool)
-        if not problems:
-            return documenter.apply(tool, doc), attempt, "", ""  # type: ignore[arg-type]
-        problem = "; ".join(problems)
+        if not problems and isinstance(doc, dict):  # a documenter passes only an object
+            return documenter.apply(tool, doc), attempt, "", ""
+        problem = "; ".join(problems) or "the reply must be a JSON object"
         messages = [
             *messages,
             {"role": "assistant", "content": text},
@@ -145,7 +147,7 @@ async def write_docs(
     return list(documented), report
 
 
-def _run(make: Callable[[], Any]) -> Any:
+def _run(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine to the end from synchronous code, also where an event loop is already running (a worker
     loading a suite inside its shard's loop): then on a thread of its own."""
     try:
@@ -159,7 +161,7 @@ def _run(make: Callable[[], Any]) -> Any:
 def documenter_of(config: SuiteConfig) -> ToolDocumenter:
     """The family's documenter; a ``ConfigError`` naming ``docs`` and the family where it has none."""
     family = get_family(config.family, config.family_ref)
-    documenter: ToolDocumenter | None = getattr(family, "documenter", None)
+    documenter: ToolDocumenter | None = family.documenter
     if documenter is None:
         raise ConfigError(f"family '{family.name}' has no model-written documentation", field="docs")
     return documenter

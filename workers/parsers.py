@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from undertow.env_core.model import ToolCall
+from undertow.env_core.text import fenced_blocks, strip_fence
 
 _XML = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
-_FENCE = re.compile(r"```(?:json|JSON|tool_code|python)?\s*\n?(.*?)\n?\s*```", re.DOTALL)
 _PREFIXES = ("<|python_tag|>", "<|python_start|>", "[TOOL_CALLS]", "<tool_call>", "functools")
 _SUFFIXES = ("<|python_end|>", "<|eom_id|>", "<|eot_id|>", "</s>")
 # Markup that only ever announces a call: text carrying it is a call attempt, readable or not.
@@ -302,7 +302,7 @@ def parse_tool_calls(text: str | None) -> Parsed:
                 return Parsed(stage="tool_call_xml", error=f"unreadable <tool_call> block: {block[:120]!r}")
             pairs.extend(calls)
         return _result(pairs, "tool_call_xml")
-    for block in _FENCE.findall(text):
+    for block in fenced_blocks(text):
         value = _load(_strip_prefix(block))
         calls = _calls(value)
         if calls:
@@ -356,8 +356,8 @@ def parse_react(text: str | None) -> tuple[str, Any]:
     if action is not None:
         name = action.group(1).strip().strip("`'\"")
         raw = action.group(2).strip()
-        fenced = _FENCE.search(raw)
-        raw = fenced.group(1).strip() if fenced else raw
+        blocks = fenced_blocks(raw)  # the first fenced block, or the text without an unclosed fence around it
+        raw = blocks[0] if blocks else strip_fence(raw)
         arguments = _load(raw) if raw else {}
         if not isinstance(arguments, dict):
             return "action", ToolCall(id="react", name=name, arguments={}, unparsed_arguments=raw or "")

@@ -33,7 +33,7 @@ from undertow.env_core.search import GET_INFO, SEARCH_TOOLS
 from undertow.env_core.simulated import STAND_IN_REPLY
 from undertow.workers.clients import ChatReply, ModelClient
 from undertow.workers.parsers import read_candidates, render_action
-from undertow.workers.prompts import AWARENESS_OPENING, DECOUPLED_CHOICE_OPENING, GIVE_UP_MARKER
+from undertow.workers.prompts import GIVE_UP_MARKER, opens_with
 
 
 def _tool_result(message: dict[str, Any]) -> Any:
@@ -49,7 +49,7 @@ def called(call: ToolCall) -> dict[str, Any]:
 
 def awareness_question(messages: list[dict[str, Any]]) -> bool:
     """Whether a request is the awareness question asked before an episode (``workers.agent.ask_awareness``)."""
-    return bool(messages) and str(messages[0].get("content") or "").startswith(AWARENESS_OPENING)
+    return bool(messages) and opens_with(str(messages[0].get("content") or ""), "awareness_opening")
 
 
 def listed_tools(messages: list[dict[str, Any]]) -> set[str]:
@@ -133,7 +133,9 @@ class _PlanFollower(ModelClient):
             self.asking = True
             self.calls += 1
             # the question names the argument and says what it is, as the tool's documentation does
-            spec = next((t["function"] for t in tools if t["function"]["name"] == self.masked["tool"]), {})
+            spec: dict[str, Any] = next(
+                (t["function"] for t in tools if t["function"]["name"] == self.masked["tool"]), {}
+            )
             described = spec.get("parameters", {}).get("properties", {}).get(self.masked["argument"], {})
             about = f" ({described['description']})" if described.get("description") else ""
             question = f"Which {self.masked['argument'].replace('_', ' ')} do you mean{about}?"
@@ -267,8 +269,9 @@ _TRACEBACK_LAST_LINE = re.compile(r"^(\w+(?:\.\w+)*): (.*)$")
 class CodeActPolicy(ModelClient):
     """A function-calling policy driving a CodeAct episode: the inner policy's tool call becomes a cell that calls
     the function and prints its result as JSON, its answer a ``<solution>`` cell, its give-up a reply without a
-    block (how an agent stops under the ``hohw`` prompt; the marker text still gives up under the default one). In
-    the open world a function the kernel does not define yet is first looked up with ``get_info``, as a model must.
+    block (how an agent stops under a CodeAct preset without the marker; the marker text still gives up under the
+    default prompt). In the open world a function the kernel does not define yet is first looked up with
+    ``get_info``, as a model must.
     The cell's output is read back as the tool message: the printed JSON, or the exception of the traceback's last
     line as an error (``ValueError: f is currently unavailable...``). A message that asks to retry is a retryable
     error, as the transient faults word theirs, so the oracle still retries them."""
@@ -346,36 +349,49 @@ class ReActPolicy(ModelClient):
         self.messages: list[dict[str, Any]] = []
         self.pending: str | None = None  # id of the call whose observation the next user message carries
 
-    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+    def _hear(self, messages: list[dict[str, Any]]) -> None:
+        """Carry the loop's latest message into the policy's function-calling history: the task first, then the
+        Observation of the pending call as its tool message, or a follow-up user turn after an answer."""
         if not self.messages:
             self.messages = [m for m in messages if m["role"] == "user"][:1]
         elif self.pending is not None:
             observation = (messages[-1].get("content") or "").removeprefix("Observation:").strip()
             self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": observation})
             self.pending = None
-        else:  # a follow-up user turn after an answer
+        else:
             self.messages.append(messages[-1])
-        reply = await self.inner.complete(self.messages, [spec.openai() for spec in self.tools()])
-        if reply.tool_calls:
-            call = reply.tool_calls[0]
-            self.pending = call.id
-            self.messages.append(called(call))
-            text = (
-                f"Thought: I will call {call.name}.\nAction: {call.name}\n"
-                f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}"
-            )
-            return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+
+    def _will_call(self, call: ToolCall) -> None:
+        """Record the call the policy made; the next Observation is its result."""
+        self.pending = call.id
+        self.messages.append(called(call))
+
+    def _final(self, reply: ChatReply) -> ChatReply:
+        """The policy's answer (or give-up) as a ReAct ``Final Answer``."""
         self.messages.append({"role": "assistant", "content": reply.content or ""})
         text = f"Thought: I now know the final answer.\nFinal Answer: {reply.content or ''}"
+        return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
+
+    async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
+        self._hear(messages)
+        reply = await self.inner.complete(self.messages, [spec.openai() for spec in self.tools()])
+        if not reply.tool_calls:
+            return self._final(reply)
+        call = reply.tool_calls[0]
+        self._will_call(call)
+        text = (
+            f"Thought: I will call {call.name}.\nAction: {call.name}\n"
+            f"Action Input: {json.dumps(call.arguments, ensure_ascii=False)}"
+        )
         return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
 
 
 def decoupled_choice(messages: list[dict[str, Any]]) -> bool:
     """Whether a request is the separate choice request of decoupled generation (``workers.agent.choice_request``)."""
-    return bool(messages) and str(messages[0].get("content") or "").startswith(DECOUPLED_CHOICE_OPENING)
+    return bool(messages) and opens_with(str(messages[0].get("content") or ""), "decoupled_choice_opening")
 
 
-class DecoupledPolicy(ModelClient):
+class DecoupledPolicy(ReActPolicy):
     """A function-calling policy driving a decoupled-generation episode. In the main context its tool call becomes
     a thought that names the call (followed by the call as a ReAct ``Action`` / ``Action Input``, which the loop
     reads only where the environment cannot list its actions), its answer (or give-up) a ``Final Answer``; each
@@ -384,9 +400,7 @@ class DecoupledPolicy(ModelClient):
     would be held to the list as well)."""
 
     def __init__(self, inner: ModelClient, tools: Callable[[], list[ToolSpec]]):
-        self.inner, self.tools = inner, tools
-        self.messages: list[dict[str, Any]] = []
-        self.pending: str | None = None  # id of the call whose observation the next user message carries
+        super().__init__(inner, tools)
         self.intended: ToolCall | None = None
 
     def _choice(self, messages: list[dict[str, Any]]) -> str:
@@ -409,29 +423,19 @@ class DecoupledPolicy(ModelClient):
     async def complete(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> ChatReply:
         if decoupled_choice(messages):
             return ChatReply(content=f"My choice: {self._choice(messages)}", finish_reason="stop")
-        if not self.messages:
-            self.messages = [m for m in messages if m["role"] == "user"][:1]
-        elif self.pending is not None:
-            observation = (messages[-1].get("content") or "").removeprefix("Observation:").strip()
-            self.messages.append({"role": "tool", "tool_call_id": self.pending, "content": observation})
-            self.pending = None
-        else:  # a user turn after an answer
-            self.messages.append(messages[-1])
+        self._hear(messages)
         specs = self.tools()
         reply = await self.inner.complete(self.messages, [spec.openai() for spec in specs])
-        if reply.tool_calls:
-            call = self.intended = reply.tool_calls[0]
-            self.pending = call.id
-            self.messages.append(called(call))
-            order = {spec.name: list(spec.parameters.get("properties", {})) for spec in specs}
-            text = (
-                f"Thought: I will call {render_action(call.name, call.arguments, order.get(call.name, ()))}.\n"
-                f"Action: {call.name}\nAction Input: {json.dumps(call.arguments, ensure_ascii=False)}"
-            )
-            return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
-        self.intended = None
-        self.messages.append({"role": "assistant", "content": reply.content or ""})
-        text = f"Thought: I now know the final answer.\nFinal Answer: {reply.content or ''}"
+        if not reply.tool_calls:
+            self.intended = None
+            return self._final(reply)
+        call = self.intended = reply.tool_calls[0]
+        self._will_call(call)
+        order = {spec.name: list(spec.parameters.get("properties", {})) for spec in specs}
+        text = (
+            f"Thought: I will call {render_action(call.name, call.arguments, order.get(call.name, ()))}.\n"
+            f"Action: {call.name}\nAction Input: {json.dumps(call.arguments, ensure_ascii=False)}"
+        )
         return ChatReply(content=text, finish_reason="stop", usage=reply.usage)
 
 
@@ -467,7 +471,7 @@ class DirectPolicy(ModelClient):
 
 
 def make_policy(name: str, scenario: Scenario, seed: int, latency_s: float = 0.0) -> ModelClient:
-    policies = {
+    policies: dict[str, Callable[[], ModelClient]] = {
         "oracle": lambda: OraclePolicy(scenario),
         "naive": lambda: NaivePolicy(scenario),
         "random": lambda: RandomPolicy(scenario, seed),

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from undertow.env_core.errors import ModelError
 from undertow.env_core.model import Outcome, Trajectory
 from undertow.workers.agent import request_hash
-from undertow.workers.clients import ChatReply, ModelClient, ModelError
+from undertow.workers.clients import ChatReply, ModelClient
 
 
 class ReplayMismatch(Exception):

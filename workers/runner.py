@@ -111,6 +111,9 @@ def _result(
         error_trace=trajectory.error_trace,
         worker=WORKER,
         answers=shard.suite.answers,
+        access_mode=shard.suite.access.mode,
+        access_functions=shard.suite.access.functions,
+        access_distractors=shard.suite.access.distractors,
     )
 
 
@@ -226,7 +229,7 @@ async def run_episode(
             trajectory.error = f"scorer error: {describe(exc)}"
             trajectory.error_trace = last_frames(exc)
             return _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0), trajectory
-        judge = getattr(get_family(suite.family, shard.suite.family_ref), "judge", None)
+        judge = get_family(suite.family, shard.suite.family_ref).judge
         if judge is not None and helpers.judge is not None and shard.suite.judge is not None:
             try:
                 verdict = await judge(trajectory, scenario, helpers.judge.ask, shard.suite.judge)
@@ -261,7 +264,7 @@ def score_episode(
     first_tried = env.first_tried_tools()
     expected = expects_give_up(scenario, env.faults, first_tried)
     family = get_family(suite.family, shard.suite.family_ref)
-    scorer = getattr(family, "score", None) or score_trajectory
+    scorer = family.score or score_trajectory
     searched = shard.suite.access.mode == "open"
 
     def score(judged: Trajectory) -> EpisodeResult:
@@ -269,6 +272,8 @@ def score_episode(
         details = family.episode_details(
             judged, scenario, correct=scored.correct, searched=searched, first_tried=first_tried
         )
+        if family.details_model is not None:  # stored as the family declares it, or the scorer's error
+            details = family.details_model.model_validate(details).model_dump(mode="json")
         return updated(result, expected_give_up=expected, **asdict(scored), details=details)
 
     try:

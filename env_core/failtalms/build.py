@@ -16,9 +16,10 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from undertow.env_core.content import DATA, code_and_data_digest
 from undertow.env_core.errors import ConfigError
 from undertow.env_core.failtalms import released
-from undertow.env_core.failtalms.library import base_scenarios
+from undertow.env_core.failtalms.library import REQUESTS, base_scenarios
 from undertow.env_core.failtalms.tools import ALL_TOOLS, FailTalmsToolBox
 from undertow.env_core.families import ReportTable, SuiteConfig, missing_path, resolve_path
 from undertow.env_core.model import ToolSpec
@@ -26,6 +27,9 @@ from undertow.env_core.suites import write_suite
 
 FAMILY = "failtalms"
 SUITE_VERSION = "1"
+PACKAGE = (
+    Path(__file__).resolve().parent
+)  # its code and data/ (the requests, the tools' seed tables) are what a build reads
 
 
 class FailTalmsSuite(SuiteConfig):
@@ -47,14 +51,14 @@ class FailTalmsSuite(SuiteConfig):
 
 
 def source_digest(config: SuiteConfig) -> str:
-    """The library is code: its source is what the build depends on (with the released files, when imported)."""
+    """The library is code and data: the package's code and data files are what the build depends on (with the
+    released files, when imported)."""
     assert isinstance(config, FailTalmsSuite)
-    digest = hashlib.sha256(SUITE_VERSION.encode())
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
-    if config.released:
-        digest.update(released.source_digest(_released_folder(config.released)).encode())
-    return digest.hexdigest()
+    digest = code_and_data_digest(PACKAGE, SUITE_VERSION)
+    if not config.released:
+        return digest
+    imported = released.source_digest(_released_folder(config.released))
+    return hashlib.sha256(f"{digest}\n{imported}".encode()).hexdigest()
 
 
 def _released_folder(path: str) -> Path:
@@ -69,7 +73,7 @@ def build(config: SuiteConfig, out: Path) -> list[ReportTable]:
     assert isinstance(config, FailTalmsSuite)
     if config.released:
         return build_released(_released_folder(config.released), out)
-    scenarios = base_scenarios()
+    scenarios = base_scenarios(PACKAGE / DATA / REQUESTS)
     write_suite(
         out,
         name=f"{FAMILY}:offline",
@@ -149,9 +153,9 @@ def build_released(folder: Path, out: Path) -> list[ReportTable]:
         right=[False, False, True, False, True],
     )
     linked = Counter(s.metadata["setting"] for s in found.scenarios if "intended" in s.metadata)
-    for setting, filename in released.SETTING_FILES.items():
+    for setting, (filename, condition) in released.SETTINGS.items():
         link = str(linked[setting]) if setting != "perfect" else ""
-        counts.rows.append([setting, filename, str(found.counts[setting]), released.CONDITIONS[setting], link])
+        counts.rows.append([setting, filename, str(found.counts[setting]), condition, link])
     counts.rows.append(["all", "", str(sum(found.counts.values())), "", str(sum(linked.values()))])
     counts.sections = [len(counts.rows) - 1]
     counts.note = (

@@ -21,7 +21,7 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 from undertow.env_core.model import Condition, Gold, Scenario, ToolSpec
 from undertow.env_core.simulated import EMULATED
@@ -30,23 +30,24 @@ from undertow.env_core.spider import Problem
 FAMILY = "failtalms"
 SOURCE = "released"
 
-# setting -> the released file that holds its queries (in reading order: the first spec of a tool wins)
-SETTING_FILES: dict[str, str] = {
-    "perfect": "all_Original_queries.json",
-    "underspecified": "all_Underspecified_queries.json",
-    "replaceable": "all_Replaceable_queries.json",
-    "non_replaceable": "all_Non-replaceable_queries.json",
-    "no_tools": "all_No-tools_queries.json",
+
+class Setting(NamedTuple):
+    """A released setting: the file that holds its queries, and the condition its scenarios already are in
+    (``Scenario.condition``: they run under settings of that condition)."""
+
+    file: str
+    condition: Condition
+
+
+# the settings in reading order (the first spec of a tool wins)
+SETTINGS: dict[str, Setting] = {
+    "perfect": Setting("all_Original_queries.json", "none"),
+    "underspecified": Setting("all_Underspecified_queries.json", "underspecified"),
+    "replaceable": Setting("all_Replaceable_queries.json", "replaceable"),
+    "non_replaceable": Setting("all_Non-replaceable_queries.json", "non_replaceable"),
+    "no_tools": Setting("all_No-tools_queries.json", "no_tools"),
 }
 SPECS_FOLDER = "tool_specs"
-# setting -> the condition its scenarios already are in (Scenario.condition): they run under settings of that condition
-CONDITIONS: dict[str, Condition] = {
-    "perfect": "none",
-    "underspecified": "underspecified",
-    "replaceable": "replaceable",
-    "non_replaceable": "non_replaceable",
-    "no_tools": "no_tools",
-}
 
 _NAME_LIMIT = 64  # ToolSpec.name: ^[A-Za-z_][A-Za-z0-9_\-]{0,63}$
 _NAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$")
@@ -155,7 +156,7 @@ def read_released(folder: str | Path) -> Released:
 
     # 1. the query files: each entry's functions and its scenario fields (named once every function is known)
     pending: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = []  # (setting, fields, function keys)
-    for setting, filename in SETTING_FILES.items():
+    for setting, (filename, _) in SETTINGS.items():
         entries = _read_json(folder / filename, filename, list, problems)
         if entries is None:
             continue
@@ -203,7 +204,7 @@ def read_released(folder: str | Path) -> Released:
     by_text = {o.query: o for o in reversed(originals)}  # the first of a repeated text wins
     scenarios: list[Scenario] = []
     seen: Counter[str] = Counter()
-    counts = dict.fromkeys(SETTING_FILES, 0)
+    counts = dict.fromkeys(SETTINGS, 0)
     for setting, fields, keys in pending:
         base = f"{FAMILY}/{SOURCE}/{setting}/{fields['query_id']:04d}"
         seen[base] += 1
@@ -233,7 +234,7 @@ def read_released(folder: str | Path) -> Released:
                 task=fields["query"],
                 tools=tool_names,
                 gold=Gold(),
-                condition=CONDITIONS[setting],
+                condition=SETTINGS[setting].condition,
                 replaceable=dict.fromkeys(removed, True)
                 if setting == "replaceable"
                 else (dict.fromkeys(removed, False) if setting == "non_replaceable" else {}),
@@ -282,7 +283,7 @@ def _original(
 
 def _data_files(folder: Path) -> list[str]:
     """The released data files under ``folder``, as sorted relative paths (the query files whether present or not)."""
-    files = set(SETTING_FILES.values())
+    files = {setting.file for setting in SETTINGS.values()}
     specs = folder / SPECS_FOLDER
     if specs.is_dir():
         files.update(path.relative_to(folder).as_posix() for path in specs.glob("*/*.json"))

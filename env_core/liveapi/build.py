@@ -6,11 +6,12 @@ Live API-Bench (§3, appendix D) turns each text-to-SQL question into three tool
 - **SEL**: the categorical slots expanded into separate functions, plus one getter per column;
 - **REST**: one GET endpoint per question, served live over HTTP.
 
-``build`` compiles every question with ``compile.py``, runs each gold sequence through the real tools (the REST
-endpoint's SQL with its gold values) and keeps only the items whose result reproduces the gold SQL's, as the paper
-does. Everything skipped is counted by reason. One suite folder holds all three formulations; the suite options
-(:class:`LiveApiOptions`) pick a formulation and a mode (direct sequence or ReAct agent) and turn on the
-ablations (obfuscated names, a shortlisted tool set) when the suite is loaded, without a rebuild.
+``build`` compiles every question (``plan.py`` and ``sequences.py`` for SLOT and SEL, ``endpoints.py`` for REST),
+runs each gold sequence through the real tools (the REST endpoint's SQL with its gold values) and keeps only the
+items whose result reproduces the gold SQL's, as the paper does. Everything skipped is counted by reason. One
+suite folder holds all three formulations; the suite options (:class:`LiveApiOptions`) pick a formulation and a
+mode (direct sequence or ReAct agent) and turn on the ablations (obfuscated names, a shortlisted tool set) when the
+suite is loaded, without a rebuild.
 """
 
 from __future__ import annotations
@@ -29,38 +30,24 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from undertow.env_core.errors import close_match
-from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig, resolve_path
-from undertow.env_core.liveapi.compile import (
+from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig
+from undertow.env_core.liveapi.endpoints import Endpoint, dedupe, endpoint_key, rest_endpoint
+from undertow.env_core.liveapi.plan import QueryPlan, aggregate_columns, plan_query, table_columns
+from undertow.env_core.liveapi.prompts import agent_prompt
+from undertow.env_core.liveapi.sequences import GoldCall, labels_of, sel_sequence, slot_sequence
+from undertow.env_core.liveapi.specs import getter_spec, rest_spec, sel_general_specs, slot_specs
+from undertow.env_core.liveapi.toolbox import LiveApiToolBox
+from undertow.env_core.liveapi.vocabulary import (
     FAMILY as FAMILY,
 )
-from undertow.env_core.liveapi.compile import (
+from undertow.env_core.liveapi.vocabulary import (
     FORMULATIONS,
     Column,
-    Endpoint,
-    GoldCall,
-    QueryPlan,
-    aggregate_columns,
-    dedupe,
-    endpoint_key,
     getter_name,
-    labels_of,
-    plan_query,
-    rest_endpoint,
     sel_general_tool_names,
-    sel_sequence,
-    slot_sequence,
-    table_columns,
-)
-from undertow.env_core.liveapi.prompts import agent_prompt
-from undertow.env_core.liveapi.tools import (
-    LiveApiToolBox,
-    getter_spec,
-    rest_spec,
-    sel_general_specs,
-    slot_specs,
 )
 from undertow.env_core.model import SCHEMA_VERSION, Gold, PlannedCall, Scenario, Strict, ToolSpec
-from undertow.env_core.spider import Problem, Question, Schema, SpiderData, read_spider
+from undertow.env_core.spider import Problem, Question, Schema, SpiderData, SpiderSuite, read_spider
 from undertow.env_core.suites import Suite, write_suite
 from undertow.env_core.tools import ToolBox, ToolExecutionError, fetch_rows
 
@@ -126,16 +113,12 @@ class LiveApiOptions(Strict):
         return {"protocol": "react", "max_turns": REACT_BUDGET, "react_prompt": agent_prompt("react", self.formulation)}
 
 
-class LiveApiSuite(LiveApiOptions, SuiteConfig):
+class LiveApiSuite(LiveApiOptions, SpiderSuite):
     """A liveapi suite built from a Spider- or BIRD-format folder (cached by content)."""
 
     USE_FIELDS: ClassVar[frozenset[str]] = SuiteConfig.USE_FIELDS | LiveApiOptions.OPTION_FIELDS
 
     family: Literal["liveapi"] = FAMILY  # type: ignore[assignment]
-    spider: str = Field(description="Spider-format folder: tables.json, questions, database/<db_id>/<db_id>.sqlite")
-    questions: str | None = Field(default=None, description="questions file name in the folder (default: dev.json)")
-
-    _resolve_spider = field_validator("spider")(resolve_path)
 
     def source_name(self) -> str:
         return f"{Path(self.spider).name}:{self.options_label()}"

@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from undertow.env_core.errors import ConfigError, DataError
-from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig, missing_path, resolve_path
+from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig, missing_path
 from undertow.env_core.middleware.convert import Question, database_to_kb, derive_questions
 from undertow.env_core.middleware.database import (
     DATABASE_TOOLS,
@@ -44,8 +44,9 @@ from undertow.env_core.middleware.database import (
 from undertow.env_core.middleware.kb import KB_TOOLS, KBState, KBToolBox, TripleStore, answer_entities
 from undertow.env_core.middleware.kb import valid_actions as kb_valid_actions
 from undertow.env_core.model import Gold, PlannedCall, Scenario, Strict, ToolSpec
-from undertow.env_core.spider import Schema, SpiderData, read_spider
+from undertow.env_core.spider import Schema, SpiderData, SpiderSuite, read_spider
 from undertow.env_core.suites import Suite, write_suite
+from undertow.env_core.text import strip_fence
 from undertow.env_core.tools import ToolBox, ToolExecutionError, time_limit
 
 FAMILY = "middleware"
@@ -104,20 +105,16 @@ class MiddlewareOptions(Strict):
         return {"protocol": self.mode, "error_feedback": True, "max_turns": ACTION_BUDGET}
 
 
-class MiddlewareSuite(MiddlewareOptions, SuiteConfig):
+class MiddlewareSuite(MiddlewareOptions, SpiderSuite):
     """A middleware suite built from a Spider-format folder (cached by content)."""
 
     USE_FIELDS: ClassVar[frozenset[str]] = SuiteConfig.USE_FIELDS | MiddlewareOptions.OPTION_FIELDS
 
     family: Literal["middleware"] = FAMILY  # type: ignore[assignment]
-    spider: str = Field(description="Spider-format folder: tables.json, questions, database/<db_id>/<db_id>.sqlite")
-    questions: str | None = Field(default=None, description="questions file name in the folder (default: dev.json)")
     seed: int = Field(default=0, ge=0, le=2**31, description="seed of the knowledge-base question derivation")
     per_pattern: int = Field(
         default=10, ge=1, le=1000, description="knowledge-base questions per relation path (at most)"
     )
-
-    _resolve_spider = field_validator("spider")(resolve_path)
 
     def source_name(self) -> str:
         return f"{Path(self.spider).name}:{self.options_label()}"
@@ -438,13 +435,12 @@ class MiddlewareToolBox(ToolBox):
 
 
 VARIABLE_ANSWER = re.compile(r"#\d+")
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
 
 
 def final_answer(text: str) -> str:
     """The answer part of a final reply: after the last ``Final Answer:``, without code fences or a trailing ``;``."""
     answer = text.rpartition(FINAL)[2]  # the whole text when there is no marker
-    answer = _FENCE.sub("", answer.strip()).strip()
+    answer = strip_fence(answer.strip())
     return answer.strip().rstrip(";").strip().strip("*").strip()
 
 

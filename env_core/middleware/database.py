@@ -13,6 +13,9 @@ it means "no condition" and satisfies the prerequisite of the later clauses. ``o
 Every episode opens its database read-only (``mode=ro`` and ``PRAGMA query_only``), so no tool call, however
 written, can change it, and every query runs under a time limit. ``execute_sql`` and ``results_match`` (BIRD's
 execution-accuracy comparison) serve the scorer.
+
+The tools are the methods of the episode (``DatabaseState``) marked with the kit's ``@tool``: their typed parameters
+are the tools' arguments, and ``DatabaseToolBox`` runs a call on the method of the tool's name.
 """
 
 from __future__ import annotations
@@ -20,17 +23,19 @@ from __future__ import annotations
 import difflib
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import sqlglot
+from pydantic import Field
 from sqlglot import exp
 
 from undertow.env_core.errors import DataError, close_match, did_you_mean
+from undertow.env_core.middleware.episode_tools import EpisodeTools
 from undertow.env_core.model import Scenario, ToolSpec
-from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput, time_limit
+from undertow.env_core.tools import ToolBox, ToolExecutionError, ToolOutput, time_limit, tool
 from undertow.env_core.untrusted import capped
 
 ENVIRONMENT = "database"
@@ -80,131 +85,6 @@ QUERY_TIMEOUT_S = 10.0
 
 READ_ONLY = "the database is read-only and only SELECT queries run"
 
-
-def _statement(name: str, example: str) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {name: {"type": "string", "description": f"the clause, with or without its keyword: {example}"}},
-        "required": [name],
-    }
-
-
-def _arguments(**described: str) -> dict[str, Any]:
-    # a cell value may arrive as a number: it is compared as the number and as its text
-    properties: dict[str, Any] = {
-        name: {"type": ["string", "number"] if name == "value" else "string", "description": text}
-        for name, text in described.items()
-    }
-    return {"type": "object", "properties": properties, "required": list(described)}
-
-
-def _spec(name: str, kind: str, description: str, parameters: dict[str, Any]) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=description,
-        parameters=parameters,
-        binding={"environment": ENVIRONMENT, "kind": kind},
-    )
-
-
-_VALUE = "a cell value as stored in the rows (not a column name)"
-_TABLE = "the table's name"
-_COLUMN = "the column's name"
-
-DATABASE_TOOLS: list[ToolSpec] = [
-    _spec(
-        "find_columns_containing_value",
-        "navigational",
-        "Finds every column that has a cell equal to the given value, to help decide which column a value of the "
-        "question belongs to. The value is a cell value stored in the rows, not a column name. Returns a list of "
-        "'table.column'. Example: find_columns_containing_value(\"France\").\nPrerequisite: n/a",
-        _arguments(value=_VALUE),
-    ),
-    _spec(
-        "find_columns_containing_value_fuzzy",
-        "navigational",
-        "For when find_columns_containing_value finds no column because the value is stored in another form: "
-        "finds columns whose cells contain the value ignoring case, or are spelled close to it, and shows the "
-        "matching cells of each column. The value is a cell value, not a column name. "
-        'Example: find_columns_containing_value_fuzzy("new york").\nPrerequisite: n/a',
-        _arguments(value=_VALUE),
-    ),
-    _spec(
-        "get_distinct_values",
-        "navigational",
-        f"Lists the distinct values of a column (the first {DISTINCT_CAP} in sorted order, with how many there are "
-        "in all), to help choose the exact value to write in a condition. "
-        'Example: get_distinct_values("singer", "Country").\nPrerequisite: n/a',
-        _arguments(table=_TABLE, column=_COLUMN),
-    ),
-    _spec(
-        "is_value_in_column",
-        "navigational",
-        "Tells whether a column has a cell equal to the given value (true or false), to check that a column is the "
-        'right one for a value. Example: is_value_in_column("singer", "Country", "France").\nPrerequisite: n/a',
-        _arguments(table=_TABLE, column=_COLUMN, value=_VALUE),
-    ),
-    _spec(
-        "get_date_format",
-        "navigational",
-        "Returns one stored value of a date column, to show how its dates are written before comparing with them "
-        '(e.g. "2019-03-01" or "03/01/2019"). Example: get_date_format("concert", "Year").\nPrerequisite: n/a',
-        _arguments(table=_TABLE, column=_COLUMN),
-    ),
-    _spec(
-        "search_by_SQL",
-        "navigational",
-        f"Runs one read-only SQL query (SELECT, or WITH ... SELECT) on the database and returns its rows (at most "
-        f"{RESULT_ROWS} shown, with the row count), to look at the data directly. "
-        'Example: search_by_SQL("SELECT Name FROM singer WHERE Age > 40").\nPrerequisite: n/a',
-        _arguments(query="one SQLite SELECT query"),
-    ),
-    _spec(
-        "from",
-        "functional",
-        "Sets the FROM clause of the query being built (its tables and joins) and checks it by running the query. "
-        'Examples: from("FROM singer") or from("FROM singer JOIN singer_in_concert ON singer.Singer_ID = '
-        'singer_in_concert.Singer_ID"). Setting it again replaces it and clears every later clause.'
-        "\nPrerequisite: n/a",
-        _statement("from_statement", "FROM singer"),
-    ),
-    _spec(
-        "where",
-        "functional",
-        "Sets the WHERE clause and checks it: a mistake in it is reported, and so is a condition that matches no "
-        "row of the database. Example: where(\"WHERE singer.Country = 'France'\"). When the query needs no "
-        'condition, call where("") to go on.\nPrerequisite: from',
-        _statement("where_statement", "WHERE singer.Age > 30"),
-    ),
-    _spec(
-        "select",
-        "functional",
-        "Sets the SELECT clause (what the query returns) and runs the query built so far. "
-        'Example: select("SELECT singer.Name, singer.Age").\nPrerequisite: from, where',
-        _statement("select_statement", "SELECT singer.Name"),
-    ),
-    _spec(
-        "group_by",
-        "functional",
-        'Sets the GROUP BY clause. Example: group_by("GROUP BY singer.Country").\nPrerequisite: from, where, select',
-        _statement("group_by_statement", "GROUP BY singer.Country"),
-    ),
-    _spec(
-        "having",
-        "functional",
-        'Sets the HAVING clause, a condition on the groups. Example: having("HAVING COUNT(*) > 1").\n'
-        "Prerequisite: from, where, select, group_by",
-        _statement("having_statement", "HAVING COUNT(*) > 1"),
-    ),
-    _spec(
-        "order_by",
-        "functional",
-        "Sets a final constraint such as ordering and limiting the rows. "
-        'Example: order_by("ORDER BY singer.Age DESC LIMIT 3") (a bare "LIMIT 1" works too).\n'
-        "Prerequisite: from, where, select",
-        _statement("order_by_statement", "ORDER BY singer.Age DESC LIMIT 3"),
-    ),
-]
 
 _CLAUSE_ARGUMENT = {clause: f"{clause}_statement" for clause in CLAUSES}
 
@@ -352,22 +232,7 @@ def _equals_any(column: str, count: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The tool box
-
-
-@dataclass
-class DatabaseState:
-    """One episode: its read-only connection, the database's tables and the clauses set so far."""
-
-    connection: sqlite3.Connection | None = None
-    database: str | None = None
-    tables: dict[str, list[str]] = field(default_factory=dict)  # table -> its columns, as the database names them
-    clauses: dict[str, str] = field(default_factory=dict)  # clause tool name -> clause text without keyword
-    owner: bool = True  # a fork shares its parent's connection and must not close it
-
-    def sql(self) -> str:
-        """The SQL built so far ("" before ``from`` is set)."""
-        return compose(self.clauses) if "from" in self.clauses else ""
+# The episode and its tools
 
 
 def read_tables(conn: sqlite3.Connection) -> dict[str, list[str]]:
@@ -387,45 +252,409 @@ def _calls(names: Sequence[str]) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
+@dataclass(frozen=True)
+class QueryLimits:
+    """How long a query may run and how much of a result the tools show."""
+
+    timeout_s: float = QUERY_TIMEOUT_S
+    distinct_cap: int = DISTINCT_CAP
+    preview_rows: int = PREVIEW_ROWS
+    result_rows: int = RESULT_ROWS
+
+
+_VALUE = "a cell value as stored in the rows (not a column name)"
+# a cell value may arrive as a number: it is compared as the number and as its text
+Value = Annotated[str | float, Field(description=_VALUE)]
+Table = Annotated[str, Field(description="the table's name")]
+Column = Annotated[str, Field(description="the column's name")]
+_CLAUSE = "the clause, with or without its keyword: "
+FromStatement = Annotated[str, Field(description=_CLAUSE + "FROM singer")]
+WhereStatement = Annotated[str, Field(description=_CLAUSE + "WHERE singer.Age > 30")]
+SelectStatement = Annotated[str, Field(description=_CLAUSE + "SELECT singer.Name")]
+GroupByStatement = Annotated[str, Field(description=_CLAUSE + "GROUP BY singer.Country")]
+HavingStatement = Annotated[str, Field(description=_CLAUSE + "HAVING COUNT(*) > 1")]
+OrderByStatement = Annotated[str, Field(description=_CLAUSE + "ORDER BY singer.Age DESC LIMIT 3")]
+
+
+@dataclass
+class DatabaseState:
+    """One episode: its read-only connection, the database's tables and the clauses set so far; its methods marked
+    ``@tool`` are the twelve tools, run on it."""
+
+    connection: sqlite3.Connection | None = None
+    database: str | None = None
+    tables: dict[str, list[str]] = field(default_factory=dict)  # table -> its columns, as the database names them
+    clauses: dict[str, str] = field(default_factory=dict)  # clause tool name -> clause text without keyword
+    owner: bool = True  # a fork shares its parent's connection and must not close it
+    limits: QueryLimits = field(default_factory=QueryLimits)
+
+    def sql(self) -> str:
+        """The SQL built so far ("" before ``from`` is set)."""
+        return compose(self.clauses) if "from" in self.clauses else ""
+
+    # -- running SQL
+
+    def _conn(self) -> sqlite3.Connection:
+        if self.connection is None:
+            raise RuntimeError("no database is open for this episode: start(state, scenario) opens it")
+        return self.connection
+
+    def _sql_error(self, tool: str, exc: Exception, sql: str | None = None) -> ToolExecutionError:
+        """SQLite's own message, with a did-you-mean for a mistyped table or column."""
+        message = str(exc)
+        if "readonly" in message or "query_only" in message or "read-only" in message:
+            message = f"{message}: {READ_ONLY}"
+        else:
+            missing = re.match(r"no such (table|column): (.+)$", message)
+            if missing:
+                kind, name = missing.groups()
+                message += self._missing_hint(kind, name)
+        where = f" (the SQL: {sql})" if sql else ""
+        return ToolExecutionError(f"{tool}() failed: {message}{where}")
+
+    def _missing_hint(self, kind: str, name: str) -> str:
+        """For "no such column": the tables that do have it (when the query leaves them out), else a close name."""
+        if kind == "table":
+            hint = close_match(name, self.tables)
+            return f"; {hint}" if hint else ""
+        bare = _unquote(name.rpartition(".")[2])
+        holders = [t for t, columns in self.tables.items() if bare.lower() in (c.lower() for c in columns)]
+        if holders:
+            return f"; {bare} is a column of {', '.join(holders)}: check the FROM clause and the table or alias named"
+        hint = close_match(name, {n for t, cs in self.tables.items() for c in cs for n in (c, f"{t}.{c}")})
+        return f"; {hint}" if hint else ""
+
+    def _fetch(self, tool: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        conn = self._conn()
+        try:
+            with time_limit(conn, self.limits.timeout_s):
+                return [tuple(row) for row in conn.execute(sql, params).fetchall()]
+        except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError) as exc:
+            raise self._sql_error(tool, exc) from exc
+
+    def _preview(self, tool: str, sql: str, rows: int) -> tuple[list[str], list[list[Any]], int]:
+        """The result's columns, its first ``rows`` rows and its row count (counted up to ``COUNT_CAP``)."""
+        conn = self._conn()
+        try:
+            with time_limit(conn, self.limits.timeout_s):
+                cursor = conn.execute(sql)
+                columns = [d[0] for d in cursor.description or ()]
+                first = cursor.fetchmany(rows)
+                count = len(first)
+                if count == rows:
+                    for _ in cursor:
+                        count += 1
+                        if count >= COUNT_CAP:
+                            break
+        except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError) as exc:
+            raise self._sql_error(tool, exc, sql) from exc
+        return columns, [[_cell(v) for v in row] for row in first], count
+
+    @staticmethod
+    def _shown(shown: int, count: int) -> list[str]:
+        if count >= COUNT_CAP:
+            return [f"showing the first {shown} of at least {COUNT_CAP} rows (counting stopped there)"]
+        return [f"showing the first {shown} of {count} rows"] if count > shown else []
+
+    def _table(self, name: str) -> str:
+        wanted = _unquote(name)
+        for table in self.tables:
+            if table.lower() == wanted.lower():
+                return table
+        hint = did_you_mean(wanted, self.tables)
+        raise ToolExecutionError(f"no table '{name}' in database '{self.database}'" + (f"; {hint}" if hint else ""))
+
+    def _column(self, table: str, name: str) -> str:
+        wanted = _unquote(name)
+        prefix, dot, rest = wanted.partition(".")
+        if dot and _unquote(prefix).lower() == table.lower():  # "singer.Age" for table singer
+            wanted = _unquote(rest)
+        columns = self.tables[table]
+        for column in columns:
+            if column.lower() == wanted.lower():
+                return column
+        hint = did_you_mean(wanted, columns)
+        raise ToolExecutionError(f"no column '{name}' in table '{table}'" + (f"; {hint}" if hint else ""))
+
+    def _similar(self, tool: str, table: str, column: str, needle: str) -> list[tuple[float, Any]]:
+        """Cells of one column like ``needle``, best first, as (score, cell): equal ignoring case (1.0), containing
+        it ignoring case (0.5 and up, more for a closer length), or a close spelling (difflib's ratio)."""
+        lowered = needle.casefold()
+        pattern = "%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%"
+        source, quoted = _quote(table), _quote(column)
+        scored: dict[Any, float] = {}
+        for (cell,) in self._fetch(
+            tool,
+            f"SELECT DISTINCT {quoted} FROM {source} WHERE CAST({quoted} AS TEXT) LIKE ? ESCAPE '\\' LIMIT 200",
+            [pattern],
+        ):
+            text = str(cell).casefold()
+            scored[cell] = 1.0 if text == lowered else 0.5 + 0.5 * len(lowered) / max(len(text), 1)
+        texts = self._fetch(
+            tool, f"SELECT DISTINCT {quoted} FROM {source} WHERE typeof({quoted}) = 'text' LIMIT {FUZZY_SCAN}"
+        )
+        by_folded: dict[str, str] = {}
+        for (cell,) in texts:
+            by_folded.setdefault(cell.casefold(), cell)
+        for folded in difflib.get_close_matches(lowered, by_folded, n=FUZZY_VALUES, cutoff=FUZZY_CUTOFF):
+            cell = by_folded[folded]
+            ratio = difflib.SequenceMatcher(None, lowered, folded).ratio()
+            scored[cell] = max(scored.get(cell, 0.0), ratio)
+        return sorted(((score, cell) for cell, score in scored.items()), key=lambda p: (-p[0], str(p[1])))
+
+    # -- navigational tools
+
+    @tool(
+        "navigational",
+        description="Finds every column that has a cell equal to the given value, to help decide which column a "
+        "value of the question belongs to. The value is a cell value stored in the rows, not a column name. Returns "
+        "a list of 'table.column'. Example: find_columns_containing_value(\"France\").\nPrerequisite: n/a",
+        environment=ENVIRONMENT,
+    )
+    def find_columns_containing_value(self, value: Value) -> ToolOutput:
+        """Every ``table.column`` with a cell equal to ``value`` (one pass over each table)."""
+        tool = "find_columns_containing_value"
+        if isinstance(value, str) and not value.strip():
+            raise ToolExecutionError(f"{tool}() needs a value to look for; it got an empty string")
+        forms = _candidates(value)
+        found: list[str] = []
+        for table, columns in self.tables.items():
+            if not columns:
+                continue
+            tests = ", ".join(f"MAX({_equals_any(c, len(forms))})" for c in columns)
+            (row,) = self._fetch(tool, f"SELECT {tests} FROM {_quote(table)}", forms)
+            found += [f"{table}.{c}" for c, hit in zip(columns, row, strict=True) if hit]
+        notes = [] if found else [f"no cell equals {value!r}; find_columns_containing_value_fuzzy finds near matches"]
+        return ToolOutput(found, notes)
+
+    @tool(
+        "navigational",
+        description="For when find_columns_containing_value finds no column because the value is stored in another "
+        "form: finds columns whose cells contain the value ignoring case, or are spelled close to it, and shows the "
+        "matching cells of each column. The value is a cell value, not a column name. "
+        'Example: find_columns_containing_value_fuzzy("new york").\nPrerequisite: n/a',
+        environment=ENVIRONMENT,
+    )
+    def find_columns_containing_value_fuzzy(self, value: Value) -> ToolOutput:
+        """Columns with cells like ``value`` (see ``_similar``) -> their matching cells, best column first."""
+        tool = "find_columns_containing_value_fuzzy"
+        needle = str(value).strip()
+        if not needle:
+            raise ToolExecutionError(f"{tool}() needs a value to look for; it got an empty string")
+        ranked: list[tuple[float, str, list[Any]]] = []
+        for table, columns in self.tables.items():
+            for column in columns:
+                similar = self._similar(tool, table, column, needle)
+                if similar:
+                    cells = [_cell(c) for _, c in similar[:FUZZY_VALUES]]
+                    ranked.append((similar[0][0], f"{table}.{column}", cells))
+        ranked.sort(key=lambda r: (-r[0], r[1]))
+        found = {name: cells for _, name, cells in ranked[:FUZZY_COLUMNS]}
+        notes = [] if found else [f"no cell contains or resembles {capped(needle)!r}"]
+        if len(ranked) > FUZZY_COLUMNS:
+            notes.append(f"the {FUZZY_COLUMNS} closest of {len(ranked)} matching columns are shown")
+        return ToolOutput(found, notes)
+
+    @tool(
+        "navigational",
+        description=f"Lists the distinct values of a column (the first {DISTINCT_CAP} in sorted order, with how many "
+        "there are in all), to help choose the exact value to write in a condition. "
+        'Example: get_distinct_values("singer", "Country").\nPrerequisite: n/a',
+        environment=ENVIRONMENT,
+    )
+    def get_distinct_values(self, table: Table, column: Column) -> ToolOutput:
+        """The column's distinct values in sorted order (capped), with a note of the total when capped."""
+        tool, cap = "get_distinct_values", self.limits.distinct_cap
+        table = self._table(table)
+        quoted, source = _quote(self._column(table, column)), _quote(table)
+        ((total,),) = self._fetch(tool, f"SELECT COUNT(*) FROM (SELECT DISTINCT {quoted} FROM {source})")
+        rows = self._fetch(tool, f"SELECT DISTINCT {quoted} FROM {source} ORDER BY {quoted} LIMIT {cap}")
+        notes = [f"{total} distinct values in all; the first {cap} in sorted order are shown"]
+        return ToolOutput([_cell(v) for (v,) in rows], notes if total > cap else [])
+
+    @tool(
+        "navigational",
+        description="Tells whether a column has a cell equal to the given value (true or false), to check that a "
+        "column is the right one for a value. "
+        'Example: is_value_in_column("singer", "Country", "France").\nPrerequisite: n/a',
+        environment=ENVIRONMENT,
+    )
+    def is_value_in_column(self, table: Table, column: Column, value: Value) -> ToolOutput:
+        """Whether a cell of the column equals ``value``; when none does, a note names similar cells."""
+        tool = "is_value_in_column"
+        table = self._table(table)
+        column = self._column(table, column)
+        forms = _candidates(value)
+        sql = f"SELECT EXISTS(SELECT 1 FROM {_quote(table)} WHERE {_equals_any(column, len(forms))})"
+        ((hit,),) = self._fetch(tool, sql, forms)
+        notes: list[str] = []
+        needle = str(value).strip()
+        if not hit and needle:
+            similar = [repr(_cell(c)) for _, c in self._similar(tool, table, column, needle)[:FUZZY_VALUES]]
+            if similar:
+                notes.append(f"similar values in {table}.{column}: {', '.join(similar)}")
+        return ToolOutput(bool(hit), notes)
+
+    @tool(
+        "navigational",
+        description="Returns one stored value of a date column, to show how its dates are written before comparing "
+        'with them (e.g. "2019-03-01" or "03/01/2019"). Example: get_date_format("concert", "Year").\n'
+        "Prerequisite: n/a",
+        environment=ENVIRONMENT,
+    )
+    def get_date_format(self, table: Table, column: Column) -> Any:
+        """One non-empty cell of the column, showing how its values are written."""
+        tool = "get_date_format"
+        table = self._table(table)
+        column = self._column(table, column)
+        quoted = _quote(column)
+        rows = self._fetch(
+            tool,
+            f"SELECT {quoted} FROM {_quote(table)} WHERE {quoted} IS NOT NULL AND CAST({quoted} AS TEXT) != '' LIMIT 1",
+        )
+        if not rows:
+            raise ToolExecutionError(f"{table}.{column} holds no non-empty value, so it has no format to show")
+        return _cell(rows[0][0])
+
+    @tool(
+        "navigational",
+        description=f"Runs one read-only SQL query (SELECT, or WITH ... SELECT) on the database and returns its rows "
+        f"(at most {RESULT_ROWS} shown, with the row count), to look at the data directly. "
+        'Example: search_by_SQL("SELECT Name FROM singer WHERE Age > 40").\nPrerequisite: n/a',
+        environment=ENVIRONMENT,
+    )
+    def search_by_SQL(self, query: Annotated[str, Field(description="one SQLite SELECT query")]) -> ToolOutput:
+        """Run one read-only query (checked with sqlglot first) and show its first rows."""
+        tool = "search_by_SQL"
+        text = _trimmed(query)
+        if not text:
+            raise ToolExecutionError(f"{tool}() needs a query; it got an empty one")
+        refusal = read_only_problem(text)
+        if refusal is not None:
+            raise ToolExecutionError(f"{tool}() refused {refusal}")
+        columns, rows, count = self._preview(tool, text, self.limits.result_rows)
+        return ToolOutput({"columns": columns, "rows": rows, "row_count": count}, self._shown(len(rows), count))
+
+    # -- functional tools: each sets its clause (set_clause)
+
+    @tool(
+        "functional",
+        name="from",
+        description="Sets the FROM clause of the query being built (its tables and joins) and checks it by running "
+        'the query. Examples: from("FROM singer") or from("FROM singer JOIN singer_in_concert ON singer.Singer_ID = '
+        'singer_in_concert.Singer_ID"). Setting it again replaces it and clears every later clause.'
+        "\nPrerequisite: n/a",
+        environment=ENVIRONMENT,
+    )
+    def from_(self, from_statement: FromStatement) -> ToolOutput:
+        return self.set_clause("from", from_statement)
+
+    @tool(
+        "functional",
+        description="Sets the WHERE clause and checks it: a mistake in it is reported, and so is a condition that "
+        "matches no row of the database. Example: where(\"WHERE singer.Country = 'France'\"). When the query needs "
+        'no condition, call where("") to go on.\nPrerequisite: from',
+        environment=ENVIRONMENT,
+    )
+    def where(self, where_statement: WhereStatement) -> ToolOutput:
+        return self.set_clause("where", where_statement)
+
+    @tool(
+        "functional",
+        description="Sets the SELECT clause (what the query returns) and runs the query built so far. "
+        'Example: select("SELECT singer.Name, singer.Age").\nPrerequisite: from, where',
+        environment=ENVIRONMENT,
+    )
+    def select(self, select_statement: SelectStatement) -> ToolOutput:
+        return self.set_clause("select", select_statement)
+
+    @tool(
+        "functional",
+        description='Sets the GROUP BY clause. Example: group_by("GROUP BY singer.Country").\n'
+        "Prerequisite: from, where, select",
+        environment=ENVIRONMENT,
+    )
+    def group_by(self, group_by_statement: GroupByStatement) -> ToolOutput:
+        return self.set_clause("group_by", group_by_statement)
+
+    @tool(
+        "functional",
+        description='Sets the HAVING clause, a condition on the groups. Example: having("HAVING COUNT(*) > 1").\n'
+        "Prerequisite: from, where, select, group_by",
+        environment=ENVIRONMENT,
+    )
+    def having(self, having_statement: HavingStatement) -> ToolOutput:
+        return self.set_clause("having", having_statement)
+
+    @tool(
+        "functional",
+        description="Sets a final constraint such as ordering and limiting the rows. "
+        'Example: order_by("ORDER BY singer.Age DESC LIMIT 3") (a bare "LIMIT 1" works too).\n'
+        "Prerequisite: from, where, select",
+        environment=ENVIRONMENT,
+    )
+    def order_by(self, order_by_statement: OrderByStatement) -> ToolOutput:
+        return self.set_clause("order_by", order_by_statement)
+
+    def set_clause(self, clause: str, statement: str) -> ToolOutput:
+        """Check the prerequisites, run the query with the new clause, and only then keep it (clearing the clauses
+        built on the one it replaces)."""
+        self._conn()
+        missing = [p for p in PREREQUISITES[clause] if p not in self.clauses]
+        if missing:
+            so_far = f"the query so far is: {self.sql()}" if self.sql() else "no clause is set yet"
+            raise ToolExecutionError(
+                f"{clause}() needs {_calls(missing)} first: the clauses are set in the order "
+                f"from, where, select, then group_by, having, order_by ({so_far})"
+            )
+        body = statement_body(clause, statement)
+        if not body and clause != "where":
+            raise ToolExecutionError(
+                f"{clause}() got an empty {_CLAUSE_ARGUMENT[clause]}; only where() takes an empty statement "
+                "(no condition)"
+            )
+        trial = {name: text for name, text in self.clauses.items() if name not in DEPENDENTS[clause]}
+        trial[clause] = body
+        trial = {name: trial[name] for name in CLAUSES if name in trial}
+        sql = compose(trial)
+        columns, rows, count = self._preview(clause, sql, self.limits.preview_rows)
+        notes = self._shown(len(rows), count)
+        cleared = [name for name in DEPENDENTS[clause] if name in self.clauses]
+        if cleared:
+            notes.append(f"{clause}() replaced the earlier {clause} clause and cleared {_calls(cleared)}: set again")
+        if count == 0:
+            notes.append(
+                "the WHERE condition matches no rows: check its values (get_distinct_values, is_value_in_column)"
+                if clause == "where" and body
+                else f"the query so far returns no rows after {clause}()"
+            )
+        elif clause == "where" and not body:
+            notes.append("no condition: every row of the FROM clause is kept")
+        self.clauses = trial
+        return ToolOutput({"sql": sql, "columns": columns, "rows": rows, "row_count": count}, notes)
+
+
+# the twelve tools, in the order the suite lists them
+TOOLS = EpisodeTools(DatabaseState, closed=False, family="database")
+DATABASE_TOOLS: list[ToolSpec] = TOOLS.specs
+
+
 class DatabaseToolBox(ToolBox):
     """The twelve database tools over read-only SQLite files: ``databases`` maps a name (what a scenario's
-    ``metadata["database"]`` says) to its file; ``start`` opens the scenario's one."""
+    ``metadata["database"]`` says) to its file; ``start`` opens the scenario's one. Every episode runs under
+    ``limits``."""
 
-    def __init__(
-        self,
-        specs: Iterable[ToolSpec],
-        databases: Mapping[str, Path],
-        *,
-        timeout_s: float = QUERY_TIMEOUT_S,
-        distinct_cap: int = DISTINCT_CAP,
-        preview_rows: int = PREVIEW_ROWS,
-        result_rows: int = RESULT_ROWS,
-    ):
+    def __init__(self, specs: Iterable[ToolSpec], databases: Mapping[str, Path], limits: QueryLimits | None = None):
         super().__init__(specs)
-        self._handlers: dict[str, Callable[[DatabaseState, dict[str, Any]], Any]] = {
-            "find_columns_containing_value": lambda s, a: self.find_columns(s, a["value"]),
-            "find_columns_containing_value_fuzzy": lambda s, a: self.find_columns_fuzzy(s, a["value"]),
-            "get_distinct_values": lambda s, a: self.distinct_values(s, a["table"], a["column"]),
-            "is_value_in_column": lambda s, a: self.value_in_column(s, a["table"], a["column"], a["value"]),
-            "get_date_format": lambda s, a: self.date_format(s, a["table"], a["column"]),
-            "search_by_SQL": lambda s, a: self.search(s, a["query"]),
-        }
-        for clause in CLAUSES:
-            self._handlers[clause] = self._clause_handler(clause)
-        for name in self.specs:
-            if name not in self._handlers:
-                raise ValueError(f"tool '{name}' is not a database tool; {did_you_mean(name, self._handlers)}")
+        TOOLS.check(self.specs)
         self.databases = {name: Path(path) for name, path in databases.items()}
-        self.timeout_s = timeout_s
-        self.distinct_cap = distinct_cap
-        self.preview_rows = preview_rows
-        self.result_rows = result_rows
+        self.limits = limits or QueryLimits()
         self._tables: dict[str, dict[str, list[str]]] = {}  # per database, read once
 
     # -- episode life cycle
 
     def new_state(self) -> DatabaseState:
-        return DatabaseState()
+        return DatabaseState(limits=self.limits)
 
     def start(self, state: DatabaseState, scenario: Scenario) -> None:
         """Open the scenario's database (``metadata["database"]``) read-only for this episode."""
@@ -445,7 +674,7 @@ class DatabaseToolBox(ToolBox):
                 conn.close()
             raise DataError(f"database '{name}' ({self.databases[name]}) cannot be opened: {exc}") from exc
         state.connection, state.database, state.owner = conn, name, True
-        state.tables = self._tables[name]
+        state.tables, state.limits = self._tables[name], self.limits
         state.clauses = {}
 
     def close_state(self, state: DatabaseState) -> None:
@@ -456,259 +685,10 @@ class DatabaseToolBox(ToolBox):
 
     def fork_state(self, state: DatabaseState) -> DatabaseState:
         """The same read-only connection (nothing can write through it) with a private copy of the clauses."""
-        return DatabaseState(state.connection, state.database, state.tables, dict(state.clauses), owner=False)
+        return replace(state, clauses=dict(state.clauses), owner=False)
 
     def execute(self, state: DatabaseState, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        return self._handlers[spec.name](state, arguments)
-
-    def _clause_handler(self, clause: str) -> Callable[[DatabaseState, dict[str, Any]], ToolOutput]:
-        return lambda state, arguments: self.set_clause(state, clause, arguments[_CLAUSE_ARGUMENT[clause]])
-
-    # -- running SQL
-
-    def _conn(self, state: DatabaseState) -> sqlite3.Connection:
-        if state.connection is None:
-            raise RuntimeError("no database is open for this episode: start(state, scenario) opens it")
-        return state.connection
-
-    def _sql_error(self, tool: str, exc: Exception, state: DatabaseState, sql: str | None = None) -> ToolExecutionError:
-        """SQLite's own message, with a did-you-mean for a mistyped table or column."""
-        message = str(exc)
-        if "readonly" in message or "query_only" in message or "read-only" in message:
-            message = f"{message}: {READ_ONLY}"
-        else:
-            missing = re.match(r"no such (table|column): (.+)$", message)
-            if missing:
-                kind, name = missing.groups()
-                message += self._missing_hint(state, kind, name)
-        where = f" (the SQL: {sql})" if sql else ""
-        return ToolExecutionError(f"{tool}() failed: {message}{where}")
-
-    def _missing_hint(self, state: DatabaseState, kind: str, name: str) -> str:
-        """For "no such column": the tables that do have it (when the query leaves them out), else a close name."""
-        if kind == "table":
-            hint = close_match(name, state.tables)
-            return f"; {hint}" if hint else ""
-        bare = _unquote(name.rpartition(".")[2])
-        holders = [t for t, columns in state.tables.items() if bare.lower() in (c.lower() for c in columns)]
-        if holders:
-            return f"; {bare} is a column of {', '.join(holders)}: check the FROM clause and the table or alias named"
-        hint = close_match(name, {n for t, cs in state.tables.items() for c in cs for n in (c, f"{t}.{c}")})
-        return f"; {hint}" if hint else ""
-
-    def _fetch(self, state: DatabaseState, tool: str, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        conn = self._conn(state)
-        try:
-            with time_limit(conn, self.timeout_s):
-                return [tuple(row) for row in conn.execute(sql, params).fetchall()]
-        except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError) as exc:
-            raise self._sql_error(tool, exc, state) from exc
-
-    def _preview(self, state: DatabaseState, tool: str, sql: str, rows: int) -> tuple[list[str], list[list[Any]], int]:
-        """The result's columns, its first ``rows`` rows and its row count (counted up to ``COUNT_CAP``)."""
-        conn = self._conn(state)
-        try:
-            with time_limit(conn, self.timeout_s):
-                cursor = conn.execute(sql)
-                columns = [d[0] for d in cursor.description or ()]
-                first = cursor.fetchmany(rows)
-                count = len(first)
-                if count == rows:
-                    for _ in cursor:
-                        count += 1
-                        if count >= COUNT_CAP:
-                            break
-        except (sqlite3.Error, sqlite3.Warning, ValueError, OverflowError) as exc:
-            raise self._sql_error(tool, exc, state, sql) from exc
-        return columns, [[_cell(v) for v in row] for row in first], count
-
-    def _shown(self, shown: int, count: int) -> list[str]:
-        if count >= COUNT_CAP:
-            return [f"showing the first {shown} of at least {COUNT_CAP} rows (counting stopped there)"]
-        return [f"showing the first {shown} of {count} rows"] if count > shown else []
-
-    def _table(self, state: DatabaseState, name: str) -> str:
-        wanted = _unquote(name)
-        for table in state.tables:
-            if table.lower() == wanted.lower():
-                return table
-        hint = did_you_mean(wanted, state.tables)
-        raise ToolExecutionError(f"no table '{name}' in database '{state.database}'" + (f"; {hint}" if hint else ""))
-
-    def _column(self, state: DatabaseState, table: str, name: str) -> str:
-        wanted = _unquote(name)
-        prefix, dot, rest = wanted.partition(".")
-        if dot and _unquote(prefix).lower() == table.lower():  # "singer.Age" for table singer
-            wanted = _unquote(rest)
-        columns = state.tables[table]
-        for column in columns:
-            if column.lower() == wanted.lower():
-                return column
-        hint = did_you_mean(wanted, columns)
-        raise ToolExecutionError(f"no column '{name}' in table '{table}'" + (f"; {hint}" if hint else ""))
-
-    # -- navigational tools
-
-    def find_columns(self, state: DatabaseState, value: str | float) -> ToolOutput:
-        """Every ``table.column`` with a cell equal to ``value`` (one pass over each table)."""
-        tool = "find_columns_containing_value"
-        if isinstance(value, str) and not value.strip():
-            raise ToolExecutionError(f"{tool}() needs a value to look for; it got an empty string")
-        forms = _candidates(value)
-        found: list[str] = []
-        for table, columns in state.tables.items():
-            if not columns:
-                continue
-            tests = ", ".join(f"MAX({_equals_any(c, len(forms))})" for c in columns)
-            (row,) = self._fetch(state, tool, f"SELECT {tests} FROM {_quote(table)}", forms)
-            found += [f"{table}.{c}" for c, hit in zip(columns, row, strict=True) if hit]
-        notes = [] if found else [f"no cell equals {value!r}; find_columns_containing_value_fuzzy finds near matches"]
-        return ToolOutput(found, notes)
-
-    def _similar(
-        self, state: DatabaseState, tool: str, table: str, column: str, needle: str
-    ) -> list[tuple[float, Any]]:
-        """Cells of one column like ``needle``, best first, as (score, cell): equal ignoring case (1.0), containing
-        it ignoring case (0.5 and up, more for a closer length), or a close spelling (difflib's ratio)."""
-        lowered = needle.casefold()
-        pattern = "%" + re.sub(r"([\\%_])", r"\\\1", needle) + "%"
-        source, quoted = _quote(table), _quote(column)
-        scored: dict[Any, float] = {}
-        for (cell,) in self._fetch(
-            state,
-            tool,
-            f"SELECT DISTINCT {quoted} FROM {source} WHERE CAST({quoted} AS TEXT) LIKE ? ESCAPE '\\' LIMIT 200",
-            [pattern],
-        ):
-            text = str(cell).casefold()
-            scored[cell] = 1.0 if text == lowered else 0.5 + 0.5 * len(lowered) / max(len(text), 1)
-        texts = self._fetch(
-            state,
-            tool,
-            f"SELECT DISTINCT {quoted} FROM {source} WHERE typeof({quoted}) = 'text' LIMIT {FUZZY_SCAN}",
-        )
-        by_folded: dict[str, str] = {}
-        for (cell,) in texts:
-            by_folded.setdefault(cell.casefold(), cell)
-        for folded in difflib.get_close_matches(lowered, by_folded, n=FUZZY_VALUES, cutoff=FUZZY_CUTOFF):
-            cell = by_folded[folded]
-            ratio = difflib.SequenceMatcher(None, lowered, folded).ratio()
-            scored[cell] = max(scored.get(cell, 0.0), ratio)
-        return sorted(((score, cell) for cell, score in scored.items()), key=lambda p: (-p[0], str(p[1])))
-
-    def find_columns_fuzzy(self, state: DatabaseState, value: str | float) -> ToolOutput:
-        """Columns with cells like ``value`` (see ``_similar``) -> their matching cells, best column first."""
-        tool = "find_columns_containing_value_fuzzy"
-        needle = str(value).strip()
-        if not needle:
-            raise ToolExecutionError(f"{tool}() needs a value to look for; it got an empty string")
-        ranked: list[tuple[float, str, list[Any]]] = []
-        for table, columns in state.tables.items():
-            for column in columns:
-                similar = self._similar(state, tool, table, column, needle)
-                if similar:
-                    cells = [_cell(c) for _, c in similar[:FUZZY_VALUES]]
-                    ranked.append((similar[0][0], f"{table}.{column}", cells))
-        ranked.sort(key=lambda r: (-r[0], r[1]))
-        found = {name: cells for _, name, cells in ranked[:FUZZY_COLUMNS]}
-        notes = [] if found else [f"no cell contains or resembles {capped(needle)!r}"]
-        if len(ranked) > FUZZY_COLUMNS:
-            notes.append(f"the {FUZZY_COLUMNS} closest of {len(ranked)} matching columns are shown")
-        return ToolOutput(found, notes)
-
-    def distinct_values(self, state: DatabaseState, table: str, column: str) -> ToolOutput:
-        """The column's distinct values in sorted order (capped), with a note of the total when capped."""
-        tool = "get_distinct_values"
-        table = self._table(state, table)
-        quoted, source = _quote(self._column(state, table, column)), _quote(table)
-        ((total,),) = self._fetch(state, tool, f"SELECT COUNT(*) FROM (SELECT DISTINCT {quoted} FROM {source})")
-        rows = self._fetch(
-            state, tool, f"SELECT DISTINCT {quoted} FROM {source} ORDER BY {quoted} LIMIT {self.distinct_cap}"
-        )
-        notes = [f"{total} distinct values in all; the first {self.distinct_cap} in sorted order are shown"]
-        return ToolOutput([_cell(v) for (v,) in rows], notes if total > self.distinct_cap else [])
-
-    def value_in_column(self, state: DatabaseState, table: str, column: str, value: str | float) -> ToolOutput:
-        """Whether a cell of the column equals ``value``; when none does, a note names similar cells."""
-        tool = "is_value_in_column"
-        table = self._table(state, table)
-        column = self._column(state, table, column)
-        forms = _candidates(value)
-        sql = f"SELECT EXISTS(SELECT 1 FROM {_quote(table)} WHERE {_equals_any(column, len(forms))})"
-        ((hit,),) = self._fetch(state, tool, sql, forms)
-        notes: list[str] = []
-        needle = str(value).strip()
-        if not hit and needle:
-            similar = [repr(_cell(c)) for _, c in self._similar(state, tool, table, column, needle)[:FUZZY_VALUES]]
-            if similar:
-                notes.append(f"similar values in {table}.{column}: {', '.join(similar)}")
-        return ToolOutput(bool(hit), notes)
-
-    def date_format(self, state: DatabaseState, table: str, column: str) -> Any:
-        """One non-empty cell of the column, showing how its values are written."""
-        tool = "get_date_format"
-        table = self._table(state, table)
-        column = self._column(state, table, column)
-        quoted = _quote(column)
-        rows = self._fetch(
-            state,
-            tool,
-            f"SELECT {quoted} FROM {_quote(table)} WHERE {quoted} IS NOT NULL AND CAST({quoted} AS TEXT) != '' LIMIT 1",
-        )
-        if not rows:
-            raise ToolExecutionError(f"{table}.{column} holds no non-empty value, so it has no format to show")
-        return _cell(rows[0][0])
-
-    def search(self, state: DatabaseState, query: str) -> ToolOutput:
-        """Run one read-only query (checked with sqlglot first) and show its first rows."""
-        tool = "search_by_SQL"
-        text = _trimmed(query)
-        if not text:
-            raise ToolExecutionError(f"{tool}() needs a query; it got an empty one")
-        refusal = read_only_problem(text)
-        if refusal is not None:
-            raise ToolExecutionError(f"{tool}() refused {refusal}")
-        columns, rows, count = self._preview(state, tool, text, self.result_rows)
-        return ToolOutput({"columns": columns, "rows": rows, "row_count": count}, self._shown(len(rows), count))
-
-    # -- functional tools
-
-    def set_clause(self, state: DatabaseState, clause: str, statement: str) -> ToolOutput:
-        """Check the prerequisites, run the query with the new clause, and only then keep it (clearing the clauses
-        built on the one it replaces)."""
-        self._conn(state)
-        missing = [p for p in PREREQUISITES[clause] if p not in state.clauses]
-        if missing:
-            so_far = f"the query so far is: {state.sql()}" if state.sql() else "no clause is set yet"
-            raise ToolExecutionError(
-                f"{clause}() needs {_calls(missing)} first: the clauses are set in the order "
-                f"from, where, select, then group_by, having, order_by ({so_far})"
-            )
-        body = statement_body(clause, statement)
-        if not body and clause != "where":
-            raise ToolExecutionError(
-                f"{clause}() got an empty {_CLAUSE_ARGUMENT[clause]}; only where() takes an empty statement "
-                "(no condition)"
-            )
-        trial = {name: text for name, text in state.clauses.items() if name not in DEPENDENTS[clause]}
-        trial[clause] = body
-        trial = {name: trial[name] for name in CLAUSES if name in trial}
-        sql = compose(trial)
-        columns, rows, count = self._preview(state, clause, sql, self.preview_rows)
-        notes = self._shown(len(rows), count)
-        cleared = [name for name in DEPENDENTS[clause] if name in state.clauses]
-        if cleared:
-            notes.append(f"{clause}() replaced the earlier {clause} clause and cleared {_calls(cleared)}: set again")
-        if count == 0:
-            notes.append(
-                "the WHERE condition matches no rows: check its values (get_distinct_values, is_value_in_column)"
-                if clause == "where" and body
-                else f"the query so far returns no rows after {clause}()"
-            )
-        elif clause == "where" and not body:
-            notes.append("no condition: every row of the FROM clause is kept")
-        state.clauses = trial
-        return ToolOutput({"sql": sql, "columns": columns, "rows": rows, "row_count": count}, notes)
+        return TOOLS.run(state, spec.name, arguments)
 
 
 def read_only_problem(query: str) -> str | None:

@@ -35,13 +35,17 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from undertow.env_core.errors import DataError, did_you_mean
+from undertow.env_core.middleware.episode_tools import EpisodeTools
 from undertow.env_core.model import Scenario, ToolSpec
-from undertow.env_core.tools import QUERY_TIMEOUT_S, QueryTimeout, ToolBox, ToolExecutionError, time_limit
+from undertow.env_core.tools import QUERY_TIMEOUT_S, QueryTimeout, ToolBox, ToolExecutionError, time_limit, tool
 from undertow.env_core.untrusted import capped
 
+ENVIRONMENT = "kb"
 FORMAT = "undertow-kb/1"  # meta.format of a store this module wrote
 VARIABLE = re.compile(r"#(\d+)")
 DEFAULT_TYPE = "entity"  # the type of an entity whose source names none
@@ -501,84 +505,19 @@ def load_ntriples(source: str | Path, out_path: str | Path) -> KBStats:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Tools
+# Tools: the methods of the episode (``KBState``) marked with the kit's ``@tool``
 
-_VAR = {"type": "string", "description": "an entity's name, or a variable such as #0"}
-_SET = {"type": "string", "description": "a variable, such as #0"}
-
-
-def _spec(name: str, kind: str, description: str, properties: dict[str, Any]) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=description,
-        parameters={
-            "type": "object",
-            "properties": properties,
-            "required": list(properties),
-            "additionalProperties": False,
-        },
-        binding={"environment": "kb", "kind": kind},
-    )
-
-
-KB_TOOLS: list[ToolSpec] = [
-    _spec(
-        "get_relations",
-        "navigational",
-        "Lists the relations (edges) that leave the given entity or variable, so you can pick the one that leads "
-        "towards the answer. The argument is an entity's name or a variable such as #0, nothing else. Example: "
-        "get_relations(Barack Obama) lists every relation starting at the entity Barack Obama. Prerequisite: none.",
-        {"variable": _VAR},
-    ),
-    _spec(
-        "get_neighbors",
-        "navigational",
-        "Follows a relation from an entity or variable and returns the entities at the other end as a new "
-        "variable (#0, #1, …). The relation must be one that get_relations listed for this same entity or "
-        "variable. Example: get_neighbors(Barack Obama, people.person.profession) gives Obama's professions. "
-        "Prerequisite: get_relations.",
-        {"variable": _VAR, "relation": {"type": "string", "description": "a relation get_relations listed"}},
-    ),
-    _spec(
-        "intersection",
-        "functional",
-        "Returns the entities two variables have in common, as a new variable. Both variables must hold "
-        "entities of the same type. Example: intersection(#0, #1). Prerequisite: get_neighbors.",
-        {"variable1": _SET, "variable2": _SET},
-    ),
-    _spec(
-        "get_attributes",
-        "navigational",
-        "Lists the numerical attributes of a variable's entities. Use it only when the question asks for a "
-        "superlative (the largest, the smallest), before argmax or argmin. Example: get_attributes(#0). "
-        "Prerequisite: get_neighbors.",
-        {"variable": _SET},
-    ),
-    _spec(
-        "argmax",
-        "functional",
-        "Returns, as a new variable, the entity of a variable with the largest value of an attribute. The "
-        "attribute must be one get_attributes listed for this variable. Example: argmax(#0, age) gives the oldest "
-        "entity of #0. Prerequisite: get_attributes.",
-        {"variable": _SET, "attribute": {"type": "string", "description": "an attribute get_attributes listed"}},
-    ),
-    _spec(
-        "argmin",
-        "functional",
-        "Returns, as a new variable, the entity of a variable with the smallest value of an attribute. The "
-        "attribute must be one get_attributes listed for this variable. Example: argmin(#0, age) gives the "
-        "youngest entity of #0. Prerequisite: get_attributes.",
-        {"variable": _SET, "attribute": {"type": "string", "description": "an attribute get_attributes listed"}},
-    ),
-    _spec(
-        "count",
-        "functional",
-        "Returns how many entities a variable holds. Example: count(#2). Prerequisite: get_neighbors.",
-        {"variable": _SET},
-    ),
-]
-KB_TOOL_NAMES = tuple(spec.name for spec in KB_TOOLS)
 _MAKERS = "get_neighbors, intersection, argmax or argmin"
+EntityOrVariable = Annotated[str, Field(description="an entity's name, or a variable such as #0")]
+VariableLabel = Annotated[str, Field(description="a variable, such as #0")]
+ListedRelation = Annotated[str, Field(description="a relation get_relations listed")]
+ListedAttribute = Annotated[str, Field(description="an attribute get_attributes listed")]
+# argmax and argmin: which value, the tool, and what the example finds
+_SUPERLATIVE = (
+    "Returns, as a new variable, the entity of a variable with the {} value of an attribute. The attribute must be "
+    "one get_attributes listed for this variable. Example: {}(#0, age) gives the {} entity of #0. "
+    "Prerequisite: get_attributes."
+)
 
 
 @dataclass
@@ -589,10 +528,20 @@ class Variable:
     types: tuple[str, ...]
 
 
+def _describe(label: str, variable: Variable) -> str:
+    """The observation of a tool that made a variable (the paper's "variable #0, which are instances of …")."""
+    size = len(variable.entities)
+    if not size:
+        return f"variable {label}, which is empty"
+    counted = f"{size} entit{'y' if size == 1 else 'ies'}"
+    return f"variable {label}, which are instances of {', '.join(variable.types)} ({counted})"
+
+
 @dataclass
 class KBState:
     """One episode: the store, the question's entities, the variables made so far, and what get_relations and
-    get_attributes showed for each entity or variable (the rules of Appendix A refer to it)."""
+    get_attributes showed for each entity or variable (the rules of Appendix A refer to it). Its methods marked
+    ``@tool`` are the seven KB tools, run on it."""
 
     store: TripleStore | None = None
     owns_store: bool = False  # a fork shares its parent's handle and must not close it
@@ -621,6 +570,157 @@ class KBState:
             return f"no variable is defined yet ({_MAKERS} make them)"
         return "defined so far: " + ", ".join(f"#{i}" for i in range(len(self.variables)))
 
+    # -- what the tools' arguments name
+
+    def _resolve(self, tool: str, value: Any) -> tuple[str, frozenset[int], bool]:
+        """A variable argument as ``(key, entity ids, is a variable)``; ``key`` is ``#k`` or the entity's name."""
+        text = str(value).strip()
+        match = VARIABLE.fullmatch(text)
+        if match:
+            index = int(match.group(1))
+            if index >= len(self.variables):
+                raise ToolExecutionError(f"{tool}: {capped(text)} does not exist; {self.defined()}")
+            return f"#{index}", self.variables[index].entities, True
+        if text.startswith("#"):
+            raise ToolExecutionError(
+                f"{tool}: '{capped(text)}' is not a variable: variables are written #0, #1, …; {self.defined()}"
+            )
+        store = _store(self)
+        entity = store.entity_id(text)
+        if entity is None:
+            known = [*self.entities, *store.similar_names(text)]
+            hint = did_you_mean(text, known) if known else ""
+            if hint.startswith("known"):  # a list of unrelated names helps nobody: name the question's entities only
+                hint = f"the question names: {', '.join(self.entities)}" if self.entities else ""
+            raise ToolExecutionError(
+                f"{tool}: '{capped(text)}' is neither a variable (#0, #1, …) nor an entity of the knowledge base"
+                + (f"; {hint}" if hint else "")
+            )
+        return store.names({entity})[0], frozenset({entity}), False
+
+    def _variable_only(self, tool: str, value: Any) -> tuple[str, frozenset[int]]:
+        key, entities, is_variable = self._resolve(tool, value)
+        if not is_variable:
+            raise ToolExecutionError(
+                f"{tool}: '{key}' is an entity, not a variable; {tool} works on a variable that {_MAKERS} made "
+                f"(first get_neighbors({key}, …)); {self.defined()}"
+            )
+        return key, entities
+
+    def _new_variable(self, entities: Collection[int]) -> str:
+        frozen = frozenset(entities)
+        variable = Variable(frozen, _store(self).types(frozen))
+        self.variables.append(variable)
+        return _describe(f"#{len(self.variables) - 1}", variable)
+
+    # -- the tools
+
+    @tool(
+        "navigational",
+        description="Lists the relations (edges) that leave the given entity or variable, so you can pick the one "
+        "that leads towards the answer. The argument is an entity's name or a variable such as #0, nothing else. "
+        "Example: get_relations(Barack Obama) lists every relation starting at the entity Barack Obama. "
+        "Prerequisite: none.",
+        environment=ENVIRONMENT,
+    )
+    def get_relations(self, variable: EntityOrVariable) -> list[str]:
+        key, entities, _ = self._resolve("get_relations", variable)
+        relations = _store(self).relations_of(entities)
+        self.relations_seen[key] = relations
+        return relations
+
+    @tool(
+        "navigational",
+        description="Follows a relation from an entity or variable and returns the entities at the other end as a "
+        "new variable (#0, #1, …). The relation must be one that get_relations listed for this same entity or "
+        "variable. Example: get_neighbors(Barack Obama, people.person.profession) gives Obama's professions. "
+        "Prerequisite: get_relations.",
+        environment=ENVIRONMENT,
+    )
+    def get_neighbors(self, variable: EntityOrVariable, relation: ListedRelation) -> str:
+        key, entities, _ = self._resolve("get_neighbors", variable)
+        relation = str(relation).strip()
+        seen = self.relations_seen.get(key)
+        if seen is None:
+            raise ToolExecutionError(
+                f"get_neighbors: call get_relations({key}) first; the relation must be one it lists for {key}"
+            )
+        if relation not in seen:
+            hint = did_you_mean(relation, seen)
+            raise ToolExecutionError(
+                f"get_neighbors: relation '{relation}' is not connected to {key} (get_relations({key}) did not list "
+                "it)" + (f"; {hint}" if hint else "; it listed no relation at all")
+            )
+        return self._new_variable(_store(self).neighbors(entities, relation))
+
+    @tool(
+        "functional",
+        description="Returns the entities two variables have in common, as a new variable. Both variables must "
+        "hold entities of the same type. Example: intersection(#0, #1). Prerequisite: get_neighbors.",
+        environment=ENVIRONMENT,
+    )
+    def intersection(self, variable1: VariableLabel, variable2: VariableLabel) -> str:
+        first, left = self._variable_only("intersection", variable1)
+        second, right = self._variable_only("intersection", variable2)
+        if first == second:
+            raise ToolExecutionError(
+                f"intersection: {first} and {second} are the same variable; give two different ones"
+            )
+        left_types = self.variables[int(first[1:])].types
+        right_types = self.variables[int(second[1:])].types
+        if left and right and not set(left_types) & set(right_types):
+            raise ToolExecutionError(
+                f"intersection: {first} holds {', '.join(left_types)} entities but {second} holds "
+                f"{', '.join(right_types)} entities; the two variables must be of the same type"
+            )
+        return self._new_variable(left & right)
+
+    @tool(
+        "navigational",
+        description="Lists the numerical attributes of a variable's entities. Use it only when the question asks "
+        "for a superlative (the largest, the smallest), before argmax or argmin. Example: get_attributes(#0). "
+        "Prerequisite: get_neighbors.",
+        environment=ENVIRONMENT,
+    )
+    def get_attributes(self, variable: VariableLabel) -> list[str]:
+        key, entities = self._variable_only("get_attributes", variable)
+        attributes = _store(self).attributes_of(entities)
+        self.attributes_seen[key] = attributes
+        return attributes
+
+    @tool("functional", description=_SUPERLATIVE.format("largest", "argmax", "oldest"), environment=ENVIRONMENT)
+    def argmax(self, variable: VariableLabel, attribute: ListedAttribute) -> str:
+        return self._superlative("argmax", variable, attribute, largest=True)
+
+    @tool("functional", description=_SUPERLATIVE.format("smallest", "argmin", "youngest"), environment=ENVIRONMENT)
+    def argmin(self, variable: VariableLabel, attribute: ListedAttribute) -> str:
+        return self._superlative("argmin", variable, attribute, largest=False)
+
+    @tool(
+        "functional",
+        description="Returns how many entities a variable holds. Example: count(#2). Prerequisite: get_neighbors.",
+        environment=ENVIRONMENT,
+    )
+    def count(self, variable: VariableLabel) -> int:
+        _, entities = self._variable_only("count", variable)
+        return len(entities)
+
+    def _superlative(self, tool: str, variable: str, attribute: str, *, largest: bool) -> str:
+        key, entities = self._variable_only(tool, variable)
+        attribute = str(attribute).strip()
+        seen = self.attributes_seen.get(key)
+        if seen is None:
+            raise ToolExecutionError(f"{tool}: call get_attributes({key}) first; the attribute must be one it lists")
+        if attribute not in seen:
+            hint = did_you_mean(attribute, seen)
+            raise ToolExecutionError(
+                f"{tool}: '{attribute}' is not an attribute of {key} (get_attributes({key}) did not list it)"
+                + (f"; {hint}" if hint else f"; {key} has no numerical attribute")
+            )
+        values = _store(self).values(entities, attribute, largest)
+        best = max(values.values()) if largest else min(values.values())
+        return self._new_variable([e for e, v in values.items() if v == best])  # ties: every entity that reaches it
+
 
 def _store(state: KBState) -> TripleStore:
     if state.store is None:
@@ -628,137 +728,10 @@ def _store(state: KBState) -> TripleStore:
     return state.store
 
 
-def _describe(label: str, variable: Variable) -> str:
-    """The observation of a tool that made a variable (the paper's "variable #0, which are instances of …")."""
-    size = len(variable.entities)
-    if not size:
-        return f"variable {label}, which is empty"
-    counted = f"{size} entit{'y' if size == 1 else 'ies'}"
-    return f"variable {label}, which are instances of {', '.join(variable.types)} ({counted})"
-
-
-def _resolve(state: KBState, tool: str, value: Any) -> tuple[str, frozenset[int], bool]:
-    """A variable argument as ``(key, entity ids, is a variable)``; ``key`` is ``#k`` or the entity's name."""
-    text = str(value).strip()
-    match = VARIABLE.fullmatch(text)
-    if match:
-        index = int(match.group(1))
-        if index >= len(state.variables):
-            raise ToolExecutionError(f"{tool}: {capped(text)} does not exist; {state.defined()}")
-        return f"#{index}", state.variables[index].entities, True
-    if text.startswith("#"):
-        raise ToolExecutionError(
-            f"{tool}: '{capped(text)}' is not a variable: variables are written #0, #1, …; {state.defined()}"
-        )
-    store = _store(state)
-    entity = store.entity_id(text)
-    if entity is None:
-        known = [*state.entities, *store.similar_names(text)]
-        hint = did_you_mean(text, known) if known else ""
-        if hint.startswith("known"):  # a list of unrelated names helps nobody: name the question's entities only
-            hint = f"the question names: {', '.join(state.entities)}" if state.entities else ""
-        raise ToolExecutionError(
-            f"{tool}: '{capped(text)}' is neither a variable (#0, #1, …) nor an entity of the knowledge base"
-            + (f"; {hint}" if hint else "")
-        )
-    return store.names({entity})[0], frozenset({entity}), False
-
-
-def _variable_only(state: KBState, tool: str, value: Any) -> tuple[str, frozenset[int]]:
-    key, entities, is_variable = _resolve(state, tool, value)
-    if not is_variable:
-        raise ToolExecutionError(
-            f"{tool}: '{key}' is an entity, not a variable; {tool} works on a variable that {_MAKERS} made "
-            f"(first get_neighbors({key}, …)); {state.defined()}"
-        )
-    return key, entities
-
-
-def _new_variable(state: KBState, entities: Collection[int]) -> str:
-    frozen = frozenset(entities)
-    variable = Variable(frozen, _store(state).types(frozen))
-    state.variables.append(variable)
-    return _describe(f"#{len(state.variables) - 1}", variable)
-
-
-def _get_relations(state: KBState, arguments: Mapping[str, Any]) -> Any:
-    key, entities, _ = _resolve(state, "get_relations", arguments["variable"])
-    relations = _store(state).relations_of(entities)
-    state.relations_seen[key] = relations
-    return relations
-
-
-def _get_neighbors(state: KBState, arguments: Mapping[str, Any]) -> Any:
-    key, entities, _ = _resolve(state, "get_neighbors", arguments["variable"])
-    relation = str(arguments["relation"]).strip()
-    seen = state.relations_seen.get(key)
-    if seen is None:
-        raise ToolExecutionError(
-            f"get_neighbors: call get_relations({key}) first; the relation must be one it lists for {key}"
-        )
-    if relation not in seen:
-        hint = did_you_mean(relation, seen)
-        raise ToolExecutionError(
-            f"get_neighbors: relation '{relation}' is not connected to {key} (get_relations({key}) did not list it)"
-            + (f"; {hint}" if hint else "; it listed no relation at all")
-        )
-    return _new_variable(state, _store(state).neighbors(entities, relation))
-
-
-def _intersection(state: KBState, arguments: Mapping[str, Any]) -> Any:
-    first, left = _variable_only(state, "intersection", arguments["variable1"])
-    second, right = _variable_only(state, "intersection", arguments["variable2"])
-    if first == second:
-        raise ToolExecutionError(f"intersection: {first} and {second} are the same variable; give two different ones")
-    left_types = state.variables[int(first[1:])].types
-    right_types = state.variables[int(second[1:])].types
-    if left and right and not set(left_types) & set(right_types):
-        raise ToolExecutionError(
-            f"intersection: {first} holds {', '.join(left_types)} entities but {second} holds "
-            f"{', '.join(right_types)} entities; the two variables must be of the same type"
-        )
-    return _new_variable(state, left & right)
-
-
-def _get_attributes(state: KBState, arguments: Mapping[str, Any]) -> Any:
-    key, entities = _variable_only(state, "get_attributes", arguments["variable"])
-    attributes = _store(state).attributes_of(entities)
-    state.attributes_seen[key] = attributes
-    return attributes
-
-
-def _superlative(state: KBState, arguments: Mapping[str, Any], largest: bool) -> Any:
-    tool = "argmax" if largest else "argmin"
-    key, entities = _variable_only(state, tool, arguments["variable"])
-    attribute = str(arguments["attribute"]).strip()
-    seen = state.attributes_seen.get(key)
-    if seen is None:
-        raise ToolExecutionError(f"{tool}: call get_attributes({key}) first; the attribute must be one it lists")
-    if attribute not in seen:
-        hint = did_you_mean(attribute, seen)
-        raise ToolExecutionError(
-            f"{tool}: '{attribute}' is not an attribute of {key} (get_attributes({key}) did not list it)"
-            + (f"; {hint}" if hint else f"; {key} has no numerical attribute")
-        )
-    values = _store(state).values(entities, attribute, largest)
-    best = max(values.values()) if largest else min(values.values())
-    return _new_variable(state, [e for e, v in values.items() if v == best])  # ties: every entity that reaches it
-
-
-def _count(state: KBState, arguments: Mapping[str, Any]) -> Any:
-    _, entities = _variable_only(state, "count", arguments["variable"])
-    return len(entities)
-
-
-_RUN: dict[str, Callable[[KBState, Mapping[str, Any]], Any]] = {
-    "get_relations": _get_relations,
-    "get_neighbors": _get_neighbors,
-    "intersection": _intersection,
-    "get_attributes": _get_attributes,
-    "argmax": lambda state, arguments: _superlative(state, arguments, largest=True),
-    "argmin": lambda state, arguments: _superlative(state, arguments, largest=False),
-    "count": _count,
-}
+# the seven tools, in the order the suite lists them
+TOOLS = EpisodeTools(KBState, closed=True, family="KB")
+KB_TOOLS: list[ToolSpec] = TOOLS.specs
+KB_TOOL_NAMES = TOOLS.names
 
 
 def _signature(state: KBState, tool: str, arguments: Mapping[str, Any]) -> tuple[str, str]:
@@ -776,10 +749,10 @@ def _signature(state: KBState, tool: str, arguments: Mapping[str, Any]) -> tuple
 def run_tool(state: KBState, tool: str, arguments: Mapping[str, Any]) -> Any:
     """Run one KB tool on an episode's state: its observation, or ``ToolExecutionError`` with the message the
     agent reads."""
-    if tool not in _RUN:
+    if tool not in TOOLS.methods:
         raise ToolExecutionError(f"unknown KB tool '{tool}'; {did_you_mean(tool, KB_TOOL_NAMES)}")
     _store(state)  # a wiring bug, not the agent's: fails loudly before any argument is looked at
-    result = _RUN[tool](state, arguments)
+    result = TOOLS.run(state, tool, arguments)
     state.done.add(_signature(state, tool, arguments))
     return result
 
@@ -801,9 +774,9 @@ def valid_actions(state: KBState) -> list[tuple[str, dict[str, str]]]:
             if not left.entities or not right.entities or set(left.types) & set(right.types):
                 actions.append(("intersection", {"variable1": labels[i], "variable2": labels[j]}))
     actions += [("get_attributes", {"variable": v}) for v in labels]
-    for tool in ("argmax", "argmin"):
+    for superlative in ("argmax", "argmin"):
         for key, attributes in state.attributes_seen.items():
-            actions += [(tool, {"variable": key, "attribute": a}) for a in attributes]
+            actions += [(superlative, {"variable": key, "attribute": a}) for a in attributes]
     actions += [("count", {"variable": v}) for v in labels]
     return [(tool, args) for tool, args in actions if _signature(state, tool, args) not in state.done]
 
@@ -835,9 +808,7 @@ class KBToolBox(ToolBox):
 
     def __init__(self, specs: Iterable[ToolSpec], kbs: Mapping[str, str | Path]):
         super().__init__(specs)
-        for name in self.specs:
-            if name not in _RUN:
-                raise ValueError(f"tool '{name}' is not a KB tool; {did_you_mean(name, KB_TOOL_NAMES)}")
+        TOOLS.check(self.specs)
         self.kbs = {name: Path(path) for name, path in kbs.items()}
 
     def new_state(self) -> KBState:

@@ -1,9 +1,9 @@
 """The one shape every simulated service has: a typed class over a pydantic state model, whose tools are its
-methods marked with :func:`tool`.
+methods marked with :func:`~undertow.env_core.tools.tool`.
 
 A service is a subclass of :class:`Service`. It names itself (``name``, ``title``), says where it sits in the
 paper's taxonomy (``domain``, ``category``) and which services offer overlapping functionality (``counterparts``),
-declares its state (a pydantic model in ``State``, seeded by ``initial_state``) and its tools: methods marked
+declares its state (a pydantic model: the type of ``state``, seeded by ``initial_state``) and its tools: methods marked
 ``@tool(kind)`` with typed arguments (``Annotated[type, Field(description=...)]``) and a docstring whose first
 paragraph is the tool's description. The tool named ``<service>_<method>`` is generated from that signature, with
 a JSON schema the environment checks every call against before the method runs.
@@ -12,35 +12,35 @@ Each episode gets a fresh :class:`World`: the seeded state of every service, a s
 profile. Methods read and write ``self.state`` (their own service's state) and ``self.world`` (clock, user); they
 raise :class:`~undertow.env_core.tools.ToolExecutionError` for errors the agent should read (``not_found``, ...).
 
-A service also offers the scenario library *recipes* (:class:`Lookup`, :class:`Write`): a user request it can
-serve, the calls that serve it, and what the true result shows. The templates in ``undertow.env_core.services.library``
-cross them with fault kinds and persistence; recipes of counterpart services that share a ``topic`` answer the
-same request, so that a fallback reaches the same facts.
+A service also offers the scenario library *recipes* (:mod:`~undertow.env_core.services.recipes`): user requests
+it can serve, the calls that serve them, and what the true results show.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
-import json
-import types
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, ClassVar, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field
 
 from undertow.env_core.model import ToolSpec
-from undertow.env_core.tools import ToolExecutionError
-from undertow.env_core.untrusted import capped
+from undertow.env_core.services.recipes import Lookup, Write
+from undertow.env_core.tools import first_paragraph, marked_tools, parameters_schema, tool_mark
 
 # The simulated clock starts where the fault layer's reference clock is (env_core.faults.REFERENCE_NOW): a stale
 # record's generated_at then counts back from the same instant the services' timestamps count from.
 START = datetime(2026, 3, 20, 6, 0, tzinfo=UTC)
 CALL_TICK = timedelta(seconds=20)  # simulated time one tool call takes
 
+
+# A service tool's kind (``@tool(kind, failure_hint)`` from env_core.tools): ``read`` (no state change), ``write``
+# (changes state) or ``readback`` (a read that confirms a write's postcondition: ``get_transfer``, ``get_order``);
+# its failure hint is the schema annotation the H2 harness layer adds to the description.
 ToolKind = Literal["read", "write", "readback"]
 DOMAINS = (
     "travel & lodging",
@@ -83,65 +83,6 @@ class World(BaseModel):
         return self.now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@dataclass(frozen=True)
-class ToolInfo:
-    kind: ToolKind
-    failure_hint: str  # H2 harness annotation: what can go wrong with this tool and how to check
-
-
-def tool(kind: ToolKind, failure_hint: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a service method as a tool: ``read`` (no state change), ``write`` (changes state) or ``readback`` (a
-    read that confirms a write's postcondition: ``get_transfer``, ``get_order``, ``get_saved_locations``).
-    ``failure_hint`` is the schema annotation the H2 harness layer adds to the description."""
-
-    def mark(method: Callable[..., Any]) -> Callable[..., Any]:
-        method.__service_tool__ = ToolInfo(kind, failure_hint)  # type: ignore[attr-defined]
-        return method
-
-    return mark
-
-
-@dataclass(frozen=True)
-class Call:
-    """A call of one of a service's tools: the method name (without the service prefix) and its arguments."""
-
-    method: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Lookup:
-    """A read the library can pose as a task. ``request`` is the user's words; ``call`` serves it; ``shows`` are
-    strings that the true result contains (the oracle checks them; a stale, corrupted or drifted result lacks one);
-    ``answer`` the concepts a right final answer states. ``pin`` is a call that names one entity exactly (by id),
-    for disambiguation; ``value_field`` a numeric field of the result a corruption can alter. ``topic`` pairs it
-    with a counterpart's lookup that answers the same request with the same facts."""
-
-    topic: str
-    request: str
-    call: Call
-    shows: list[str]
-    answer: list[str]
-    pin: Call | None = None
-    value_field: str | None = None
-
-
-@dataclass(frozen=True)
-class Write:
-    """A write the library can pose as a task: ``call`` performs it, ``readback`` confirms it (a readback tool),
-    ``landed`` are strings the readback shows once the write has landed and not before; ``answer`` the concepts a
-    right final answer states. ``before`` are calls the write needs first (a menu before an order); the last of
-    them is the write's upstream when a fault cascades. ``topic`` pairs it with a counterpart's write."""
-
-    topic: str
-    request: str
-    call: Call
-    readback: Call
-    landed: list[str]
-    answer: list[str]
-    before: list[Call] = field(default_factory=list)
-
-
 class Service:
     """Base of every simulated service. Subclasses set the class attributes and define tools with ``@tool``."""
 
@@ -150,7 +91,22 @@ class Service:
     domain: ClassVar[str]  # one of DOMAINS
     category: ClassVar[str]  # fine-grained: "weather", "payments", ...
     counterparts: ClassVar[tuple[str, ...]] = ()  # names of services with overlapping functionality
-    State: ClassVar[type[BaseModel]]
+
+    def __init_subclass__(
+        cls,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        domain: str | None = None,
+        category: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A service says what it is in its class line: ``class _Reviews(Category, domain="information",
+        category="reviews")``, ``class Yelp(_Voting, name="yelp", title="Yelp")``."""
+        for attribute, value in (("name", name), ("title", title), ("domain", domain), ("category", category)):
+            if value is not None:
+                setattr(cls, attribute, value)
+        super().__init_subclass__(**kwargs)
 
     def __init__(self, world: World):
         self.world = world
@@ -171,11 +127,7 @@ class Service:
 
     @classmethod
     def tool_methods(cls) -> dict[str, Callable[..., Any]]:
-        return {
-            name: member
-            for name, member in inspect.getmembers(cls, inspect.isfunction)
-            if hasattr(member, "__service_tool__")
-        }
+        return marked_tools(cls)
 
     @classmethod
     def tool_name(cls, method: str) -> str:
@@ -190,30 +142,19 @@ class Service:
     def _make_specs(cls) -> tuple[ToolSpec, ...]:
         specs = []
         for method_name, method in sorted(cls.tool_methods().items()):
-            info: ToolInfo = method.__service_tool__  # type: ignore[attr-defined]
-            hints = get_type_hints(method, include_extras=True)
-            fields: dict[str, Any] = {}
-            for parameter in list(inspect.signature(method).parameters.values())[1:]:
-                default = ... if parameter.default is inspect.Parameter.empty else parameter.default
-                fields[parameter.name] = (hints[parameter.name], default)
-            model = create_model(f"{cls.__name__}_{method_name}", __config__=ConfigDict(extra="forbid"), **fields)
-            schema = model.model_json_schema()
-            schema.pop("title", None)
-            for prop in schema.get("properties", {}).values():
-                prop.pop("title", None)
-            schema["additionalProperties"] = False
-            doc = inspect.getdoc(method) or ""
-            description = f"{cls.title}: " + " ".join(doc.split("\n\n")[0].split())
+            mark = tool_mark(method)
+            assert mark is not None  # tool_methods holds marked methods only
             specs.append(
                 ToolSpec(
                     name=cls.tool_name(method_name),
-                    description=description,
-                    parameters=schema,
+                    description=f"{cls.title}: {first_paragraph(method)}",
+                    parameters=parameters_schema(method, skip_first=True),
+                    # the binding's keys in this order: the built suite's tools.jsonl is compared byte for byte
                     binding={
                         "service": cls.name,
                         "method": method_name,
-                        "kind": info.kind,
-                        "failure_hint": info.failure_hint,
+                        "kind": mark.kind,
+                        "failure_hint": mark.failure_hint,
                     },
                 )
             )
@@ -236,41 +177,57 @@ def _specs_of(service: type[Service]) -> tuple[ToolSpec, ...]:
     return _SPECS[key]
 
 
-def money(value: Decimal | float) -> float:
-    """Round to cents, half up (the way a receipt does), whatever the binary float says: the one rounding of every
-    service."""
-    return float(Decimal(str(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def shown(value: float) -> str:
-    """A number as a result's JSON writes it: the literal a recipe's answer looks for."""
-    return json.dumps(value)
-
-
-def invalid(message: str) -> ToolExecutionError:
-    return ToolExecutionError(message, "invalid_request")
+def peers(*providers: type[Service]) -> list[type[Service]]:
+    """The providers of one category, in order: each one's counterparts are the others, in that order (the order
+    the library's fallbacks try them in)."""
+    for provider in providers:
+        provider.counterparts = tuple(other.name for other in providers if other is not provider)
+    return list(providers)
 
 
 class Category(Service):
     """Base of a category of counterpart services (rides, payments, food delivery, ...): it holds the shared state
     model and the tools, and each provider is a subclass that sets its name, ids and seeded data.
 
-    An inherited tool's docstring and failure hint are templates: ``{name}`` stands for the provider's name (the
-    prefix of its tool names) and ``{word}`` for ``words["word"]``, the provider's own wording (added to its bases'
-    words); ``docs`` replaces a description outright, and ``arg_types`` gives a parameter the provider's own type
-    (its own ``Literal`` of options). Each provider gets its own copy of every inherited tool with the templates
-    filled in, so that its specs read as its own."""
+    An inherited tool is a template, and each provider gets its own copy of it, so that its specs read as its own.
+    The docstring and the failure hint are filled in: ``{name}`` stands for the provider's name (the prefix of its
+    tool names), ``{tool:NAME}`` and ``{arg:NAME}`` for the provider's names of the tool and the parameter ``NAME``,
+    ``{word}`` for ``words["word"]``, the provider's own wording (added to its bases' words). ``docs`` and
+    ``hints`` replace a description or a failure hint outright, ``renames`` gives a tool the provider's own name,
+    ``arg_names`` a parameter (or leaves out one with a default), and ``arg_types`` a parameter the provider's own
+    type (its own ``Literal`` of options, its own description; ``tool.arg`` for one tool's); all keyed by the
+    provider's names."""
 
     words: ClassVar[dict[str, str]] = {}
     docs: ClassVar[dict[str, str]] = {}  # a tool's description in the provider's own words, where more than a word
+    hints: ClassVar[dict[str, str]] = {}  # a tool's failure hint in the provider's own words
+    renames: ClassVar[dict[str, str]] = {}  # an inherited tool's name -> the provider's name for it
+    # an inherited tool's parameter -> the provider's name for it, or None where the provider does not take it (the
+    # template's default applies)
+    arg_names: ClassVar[Mapping[str, str | None]] = {}
     arg_types: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "name" in cls.__dict__:  # a provider, not an intermediate base
-            for attr, method in inspect.getmembers(cls, inspect.isfunction):
-                if hasattr(method, "__service_tool__") and attr not in cls.__dict__:
-                    setattr(cls, attr, cls._tailored(attr, getattr(method, "__template__", method)))
+            for attr, method in marked_tools(cls).items():
+                if attr in cls.__dict__:
+                    continue
+                template = getattr(method, "__template__", method)
+                own = cls.tool_of(attr)
+                if own != attr:  # the template's own name stays a method of the provider, but not a tool
+                    setattr(cls, attr, _untooled(template))
+                setattr(cls, own, cls._tailored(own, template))
+
+    @classmethod
+    def tool_of(cls, template: str) -> str:
+        """The provider's name for an inherited tool (the name recipes call it by)."""
+        return cls.renames.get(template, template)
+
+    @classmethod
+    def arg_of(cls, template: str) -> str:
+        """The provider's name for a parameter of its inherited tools."""
+        return cls.arg_names.get(template) or template
 
     @classmethod
     def _fill(cls, text: str) -> str:
@@ -279,25 +236,58 @@ class Category(Service):
             words.update(klass.__dict__.get("words", {}))
         for key, value in words.items():
             text = text.replace("{" + key + "}", value)
-        return text
+        # {tool:NAME} and {arg:NAME}: the provider's names for an inherited tool and a parameter
+        text = re.sub(r"\{tool:(\w+)\}", lambda m: cls.tool_of(m[1]), text)
+        return re.sub(r"\{arg:(\w+)\}", lambda m: cls.arg_of(m[1]), text)
 
     @classmethod
-    def _tailored(cls, attr: str, template: Any) -> Any:
-        info: ToolInfo = template.__service_tool__
-        method = types.FunctionType(
-            template.__code__, template.__globals__, attr, template.__defaults__, template.__closure__
-        )
-        method.__kwdefaults__ = template.__kwdefaults__
+    def _tailored(cls, own: str, template: Any) -> Any:
+        """The provider's copy of a template tool, named ``own``: it runs the template with the arguments under
+        the template's parameter names."""
+        mark = tool_mark(template)
+        assert mark is not None  # only marked methods are tailored
+        signature = inspect.signature(template)
+        left_out = [p for p in signature.parameters.values() if p.name in cls.arg_names and not cls.arg_names[p.name]]
+        if any(p.default is inspect.Parameter.empty for p in left_out):
+            raise TypeError(f"{cls.__name__}.{own}: only a parameter with a default can be left out")
+        names = {name: cls.arg_of(name) for name in signature.parameters if name not in {p.name for p in left_out}}
+        back = {renamed: name for name, renamed in names.items()}
+        kept = [p.replace(name=names[p.name]) for p in signature.parameters.values() if p.name in names]
+
+        def method(self: Any, *args: Any, **arguments: Any) -> Any:
+            return template(self, *args, **{back.get(key, key): value for key, value in arguments.items()})
+
+        method.__name__ = own
+        method.__qualname__ = f"{cls.__qualname__}.{own}"
         method.__module__ = template.__module__
-        method.__qualname__ = f"{cls.__qualname__}.{attr}"
-        method.__doc__ = cls.docs.get(attr) or cls._fill(template.__doc__ or "")
+        method.__doc__ = cls.docs.get(own) or cls._fill(template.__doc__ or "")
+        method.__signature__ = signature.replace(parameters=kept)  # type: ignore[attr-defined]
+        hints = get_type_hints(template, include_extras=True)
         method.__annotations__ = {
-            arg: cls.arg_types.get(arg, hint) if arg != "return" else hint
-            for arg, hint in template.__annotations__.items()
+            names[arg]: cls._arg_type(own, names[arg], hint) for arg, hint in hints.items() if arg in names
         }
-        method.__service_tool__ = ToolInfo(info.kind, cls._fill(info.failure_hint))  # type: ignore[attr-defined]
+        method.__annotations__["return"] = hints["return"]
+        hint = cls.hints.get(own) or cls._fill(mark.failure_hint)
+        method.__tool__ = dataclasses.replace(mark, failure_hint=hint)  # type: ignore[attr-defined]
         method.__template__ = template  # type: ignore[attr-defined]
         return method
+
+    @classmethod
+    def _arg_type(cls, tool: str, arg: str, template: Any) -> Any:
+        """A parameter's type for the provider: its ``arg_types`` entry for this tool (``tool.arg``), or for the
+        parameter in all its tools (``arg``), or the template's."""
+        return cls.arg_types.get(f"{tool}.{arg}", cls.arg_types.get(arg, template))
+
+
+def _untooled(template: Callable[..., Any]) -> Callable[..., Any]:
+    """A template tool as a plain method (no tool mark), for a provider that offers it under another name."""
+
+    def method(self: Any, *args: Any, **arguments: Any) -> Any:
+        return template(self, *args, **arguments)
+
+    method.__name__ = template.__name__
+    method.__doc__ = template.__doc__
+    return method
 
 
 def jsonable(value: Any) -> Any:
@@ -311,8 +301,3 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     return copy.deepcopy(value)
-
-
-def not_found(what: str, key: object) -> ToolExecutionError:
-    """The error every service raises for an id or name it does not know (a long one quoted short)."""
-    return ToolExecutionError(f"{what} {(capped(key) if isinstance(key, str) else key)!r} not found", "not_found")

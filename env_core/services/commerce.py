@@ -1,152 +1,60 @@
 """Commerce & food services: food delivery (Uber Eats, DoorDash, Grubhub), retail (Amazon, Walmart) and grocery
 delivery (Instacart, Shipt).
 
-Counterparts seed from the same module constants: the same restaurants, menus, prices and fees (``RESTAURANTS``),
-the same products and prices (``PRODUCTS``), the same grocery items and delivery windows (``GROCERY_STORES``), so
-that a fallback from one service to its counterpart reaches the same facts.
+Counterparts seed from the same records: the same restaurants, menus, prices and fees (``data/restaurants.jsonl``),
+the same products and prices (``data/products.jsonl``), the same grocery items and delivery windows
+(``data/grocery_stores.jsonl``), so that a fallback from one service to its counterpart reaches the same facts. Each
+category's providers share its tools (:class:`_Food`; the catalog and cart of :class:`_Cart`, with :class:`_Retail`
+and :class:`_Grocery`), each in its own words and ids; Walmart also holds an order for store pickup (the paper's
+pickup card).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from undertow.env_core.services.base import (
-    Call,
-    Category,
-    Lookup,
-    Service,
-    Write,
-    invalid,
+from undertow.env_core.services.base import Category, Service, peers
+from undertow.env_core.services.helpers import (
+    cancel,
+    conflict,
+    find,
+    lines_field,
     money,
     not_found,
+    parse_lines,
+    parse_time,
+    searched,
     shown,
-    tool,
 )
-from undertow.env_core.tools import ToolExecutionError
+from undertow.env_core.services.recipes import Call, Lookup, Write
+from undertow.env_core.services.seeds import GROCERY_STORES, PRODUCTS, RESTAURANTS, GroceryStore, Product, Restaurant
+from undertow.env_core.services.states import (
+    AmazonState,
+    DeliveryReservation,
+    FoodOrder,
+    FoodState,
+    GroceryState,
+    OrderLine,
+    PickupOrder,
+    RetailOrder,
+    Slot,
+    Store,
+    WalmartState,
+)
+from undertow.env_core.tools import ToolExecutionError, tool
 
 DOMAIN = "commerce & food"
-CENT = Decimal("0.01")
 
 
-def line_items(what: str, id_field: str) -> dict[str, Any]:
-    """The JSON schema of a list of {id, quantity} lines (a cart or an order)."""
-    return {
-        "items": {
-            "type": "object",
-            "properties": {
-                id_field: {"type": "string", "description": f"The {what}'s id"},
-                "quantity": {"type": "integer", "minimum": 1, "description": "How many"},
-            },
-            "required": [id_field, "quantity"],
-        }
-    }
-
-
-def parse_lines(items: list[dict[str, Any]], id_field: str, known: dict[str, Any], what: str) -> dict[str, int]:
-    """Quantities by id from order lines; an empty list or an unknown id is an invalid_request naming the valid
-    ids, so that the agent can repair the call."""
-    valid = ", ".join(sorted(known))
-    if not items:
-        raise invalid(f"no items given; add at least one {what} by {id_field} ({valid})")
-    quantities: dict[str, int] = {}
-    for line in items:
-        key, quantity = line.get(id_field), line.get("quantity", 1)
-        if not isinstance(key, str) or key not in known:
-            raise invalid(f"unknown {id_field} {key!r}; valid ids: {valid}")
-        if not isinstance(quantity, int) or isinstance(quantity, bool) or not 1 <= quantity <= 50:
-            raise invalid(f"quantity of {key} must be a whole number from 1 to 50")
-        quantities[key] = quantities.get(key, 0) + quantity
-    return quantities
-
-
-def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-# ---------------------------------------------------------------------------------------------------------------
+# -------------------------------------------------------------------------------------------------------------------
 # Food delivery
 
 
-class MenuItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+CENT = Decimal("0.01")
 
-    key: str
-    name: str
-    price: float
-    description: str
-
-
-class Restaurant(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    name: str
-    cuisine: str
-    tags: list[str]
-    rating: float
-    delivery_eta: str
-    address: str
-    menu: list[MenuItem]
-
-
-def _item(key: str, name: str, price: float, description: str) -> MenuItem:
-    return MenuItem(key=key, name=name, price=price, description=description)
-
-
-# The restaurants every food delivery service lists, with the same menus and prices.
-RESTAURANTS: tuple[Restaurant, ...] = (
-    Restaurant(
-        key="ramen_house",
-        name="Ramen House",
-        cuisine="Japanese",
-        tags=["ramen", "noodles", "japanese", "soup"],
-        rating=4.6,
-        delivery_eta="30-40 min",
-        address="812 Irving St, San Francisco, CA 94122",
-        menu=[
-            _item("tonkotsu", "Tonkotsu Ramen", 16.50, "Pork bone broth, chashu, soft egg, scallion"),
-            _item("spicy_miso", "Spicy Miso Ramen", 15.75, "Miso broth, chili oil, ground pork, corn"),
-            _item("shoyu", "Shoyu Ramen", 14.95, "Soy chicken broth, bamboo shoots, nori"),
-            _item("gyoza", "Pork Gyoza", 7.25, "Six pan-fried dumplings"),
-            _item("karaage", "Chicken Karaage", 9.40, "Fried chicken thigh, lemon, kewpie"),
-            _item("matcha_soft_serve", "Matcha Soft Serve", 5.60, "Green tea soft serve"),
-        ],
-    ),
-    Restaurant(
-        key="taqueria_el_sol",
-        name="Taqueria El Sol",
-        cuisine="Mexican",
-        tags=["tacos", "burritos", "mexican"],
-        rating=4.7,
-        delivery_eta="25-35 min",
-        address="2891 Mission St, San Francisco, CA 94110",
-        menu=[
-            _item("carne_asada_burrito", "Carne Asada Burrito", 12.85, "Grilled steak, rice, beans, salsa"),
-            _item("al_pastor_tacos", "Al Pastor Tacos", 11.40, "Three tacos, pineapple, onion, cilantro"),
-            _item("chips_guacamole", "Chips and Guacamole", 6.95, "House chips, fresh guacamole"),
-            _item("horchata", "Horchata", 4.25, "Rice and cinnamon drink"),
-        ],
-    ),
-    Restaurant(
-        key="bombay_curry",
-        name="Bombay Curry Co.",
-        cuisine="Indian",
-        tags=["curry", "indian", "naan"],
-        rating=4.4,
-        delivery_eta="35-45 min",
-        address="1457 Haight St, San Francisco, CA 94117",
-        menu=[
-            _item("tikka_masala", "Chicken Tikka Masala", 17.95, "Tomato cream sauce, basmati rice"),
-            _item("saag_paneer", "Saag Paneer", 15.45, "Spinach, paneer, basmati rice"),
-            _item("garlic_naan", "Garlic Naan", 4.35, "Tandoor bread, garlic butter"),
-            _item("mango_lassi", "Mango Lassi", 5.15, "Yogurt and mango drink"),
-        ],
-    ),
-)
 
 SERVICE_FEE_RATE = Decimal("0.10")
 TAX_RATE = Decimal("0.095")  # San Francisco sales tax on prepared food
@@ -171,56 +79,15 @@ def bill(lines: list[tuple[float, int]]) -> dict[str, float]:
     }
 
 
-class OrderLine(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    item_id: str
-    name: str
-    quantity: int
-    unit_price: float
-    line_total: float
-
-
-class FoodOrder(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    order_id: str
-    restaurant_id: str
-    restaurant_name: str
-    items: list[OrderLine]
-    subtotal: float
-    service_fee: float
-    tax: float
-    total: float
-    status: Literal["placed", "delivered", "cancelled"]
-    placed_at: str
-
-
-class FoodState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    restaurants: dict[str, Restaurant]  # by the service's restaurant id
-    orders: dict[str, FoodOrder]
-
-
 RestaurantId = Annotated[str, Field(description="The restaurant's id as search_restaurants returns it")]
 FoodOrderId = Annotated[str, Field(description="The order's id")]
-ItemsArg = Annotated[
-    list[dict[str, Any]],
-    Field(
-        description="Menu items to order, each {'item_id': ..., 'quantity': ...} with ids from get_menu",
-        json_schema_extra=line_items("menu item", "item_id"),
-    ),
-]
+ItemsArg = Annotated[list[dict[str, Any]], lines_field("Menu items to order", "menu item", "item_id", "get_menu")]
 
 
-class _Food(Category):
+class _Food(Category, domain=DOMAIN, category="food_delivery"):
     """A food delivery service; ``words``: ``place`` (what it calls a restaurant)."""
 
-    domain = DOMAIN
-    category = "food_delivery"
-    State = FoodState
-    restaurant_ids: ClassVar[dict[str, str]]  # restaurant key -> the service's id
+    state: FoodState
     item_prefix: ClassVar[str]
     order_prefix: ClassVar[str]
     past_order: ClassVar[tuple[str, str, tuple[tuple[str, int], ...], str]]  # id, restaurant, lines, when
@@ -234,6 +101,11 @@ class _Food(Category):
         super().__init_subclass__(**kwargs)
 
     @classmethod
+    def rid(cls, key: str) -> str:
+        """The service's id of a restaurant (``data/restaurants.jsonl`` has every service's)."""
+        return next(r.ids[cls.name] for r in RESTAURANTS if r.key == key)
+
+    @classmethod
     def item_id(cls, key: str) -> str:
         return f"{cls.item_prefix}{key}"
 
@@ -244,10 +116,10 @@ class _Food(Category):
             copy = r.model_copy(deep=True)
             for item in copy.menu:
                 item.key = cls.item_id(item.key)
-            restaurants[cls.restaurant_ids[r.key]] = copy
+            restaurants[cls.rid(r.key)] = copy
         state = FoodState(restaurants=restaurants, orders={})
         order_id, where, lines, when = cls.past_order
-        order = cls._make_order(state, order_id, cls.restaurant_ids[where], {cls.item_id(k): q for k, q in lines}, when)
+        order = cls._make_order(state, order_id, cls.rid(where), {cls.item_id(k): q for k, q in lines}, when)
         order.status = "delivered"
         state.orders[order_id] = order
         return state
@@ -278,19 +150,14 @@ class _Food(Category):
         )
 
     def _restaurant(self, restaurant_id: str) -> Restaurant:
-        found: Restaurant | None = self.state.restaurants.get(restaurant_id)
-        if found is None:
-            raise not_found("restaurant", restaurant_id)
-        return found
+        return find(self.state.restaurants, restaurant_id, "restaurant")
 
     @tool("read", failure_hint="Search results can miss or repeat {place}s; confirm one with {name}_get_menu.")
     def search_restaurants(
         self, query: Annotated[str, Field(description="Restaurant name, dish or cuisine")]
     ) -> dict[str, Any]:
         """Find restaurants that deliver by name, dish or cuisine, with rating and delivery time."""
-        q = query.strip().lower()
-        if not q:
-            raise invalid("name a restaurant, dish or cuisine to search for")
+        q = searched(query, "name a restaurant, dish or cuisine to search for")
         hits = [
             {
                 "restaurant_id": rid,
@@ -331,24 +198,16 @@ class _Food(Category):
         self.state.orders[order.order_id] = order
         return {**order.model_dump(), "delivery_eta": r.delivery_eta}
 
-    def _order(self, order_id: str) -> FoodOrder:
-        found: FoodOrder | None = self.state.orders.get(order_id)
-        if found is None:
-            raise not_found("order", order_id)
-        return found
-
     @tool("readback", failure_hint="Compare the total with the menu prices; a wrong total means a corrupted order.")
     def get_order(self, order_id: FoodOrderId) -> dict[str, Any]:
         """One order by id: items, subtotal, service fee, tax, total and status."""
-        return self._order(order_id).model_dump()
+        return find(self.state.orders, order_id, "order").model_dump()
 
     @tool("write", failure_hint="Only a placed order can be cancelled; confirm with {name}_get_order.")
     def cancel_order(self, order_id: FoodOrderId) -> dict[str, Any]:
         """Cancel an order that has not been delivered; the total is refunded."""
-        order = self._order(order_id)
-        if order.status != "placed":
-            raise ToolExecutionError(f"order {order_id} is {order.status} and cannot be cancelled", "conflict")
-        order.status = "cancelled"
+        order = find(self.state.orders, order_id, "order")
+        cancel(order, "order", order_id, ("placed",))
         return {"order_id": order_id, "status": "cancelled", "refund": order.total}
 
     @tool("readback", failure_hint="Shows only what persisted; an order missing here was not placed.")
@@ -364,7 +223,7 @@ class _Food(Category):
             Lookup(
                 topic="ramen_price",
                 request="How much is a bowl of Tonkotsu Ramen at Ramen House?",
-                call=Call("get_menu", {"restaurant_id": cls.restaurant_ids[ramen.key]}),
+                call=Call("get_menu", {"restaurant_id": cls.rid(ramen.key)}),
                 shows=[tonkotsu.name, shown(tonkotsu.price)],
                 answer=[shown(tonkotsu.price)],
                 value_field="price",
@@ -375,7 +234,7 @@ class _Food(Category):
                 call=Call("search_restaurants", {"query": "tacos"}),
                 shows=[tacos.name, shown(tacos.rating)],
                 answer=[tacos.name, shown(tacos.rating)],
-                pin=Call("get_menu", {"restaurant_id": cls.restaurant_ids[tacos.key]}),
+                pin=Call("get_menu", {"restaurant_id": cls.rid(tacos.key)}),
                 value_field="rating",
             ),
         ]
@@ -385,7 +244,7 @@ class _Food(Category):
         ramen = restaurant("ramen_house")
         menu = {i.key: i for i in ramen.menu}
         total = bill([(menu[k].price, q) for k, q in RAMEN_ORDER])["total"]
-        rid = cls.restaurant_ids[ramen.key]
+        rid = cls.rid(ramen.key)
         return [
             Write(
                 topic="ramen_order",
@@ -405,15 +264,7 @@ class _Food(Category):
         ]
 
 
-class UberEats(_Food):
-    name = "ubereats"
-    title = "Uber Eats"
-    counterparts = ("doordash", "grubhub")
-    restaurant_ids: ClassVar[dict[str, str]] = {
-        "ramen_house": "REST-RAMEN-001",
-        "taqueria_el_sol": "REST-TACO-002",
-        "bombay_curry": "REST-CURRY-003",
-    }
+class UberEats(_Food, name="ubereats", title="Uber Eats"):
     item_prefix = "ITEM-"
     order_prefix = "ue_order"
     query_example = "Ramen House"
@@ -423,15 +274,7 @@ class UberEats(_Food):
     past_order = ("ue_order_0871", "bombay_curry", (("tikka_masala", 1), ("garlic_naan", 2)), "2026-03-13T02:41:00Z")
 
 
-class DoorDash(_Food):
-    name = "doordash"
-    title = "DoorDash"
-    counterparts = ("ubereats", "grubhub")
-    restaurant_ids: ClassVar[dict[str, str]] = {
-        "ramen_house": "dd_store_ramen_house",
-        "taqueria_el_sol": "dd_store_taqueria_el_sol",
-        "bombay_curry": "dd_store_bombay_curry",
-    }
+class DoorDash(_Food, name="doordash", title="DoorDash"):
     item_prefix = "dd_item_"
     order_prefix = "dd_order"
     query_example = "ramen"
@@ -442,57 +285,24 @@ class DoorDash(_Food):
     past_order = ("dd_order_5530", "taqueria_el_sol", (("carne_asada_burrito", 2),), "2026-03-16T01:12:00Z")
 
 
-class Grubhub(_Food):
-    name = "grubhub"
-    title = "Grubhub"
-    counterparts = ("ubereats", "doordash")
-    restaurant_ids: ClassVar[dict[str, str]] = {
-        "ramen_house": "gh_rest_ramen_house",
-        "taqueria_el_sol": "gh_rest_taqueria_el_sol",
-        "bombay_curry": "gh_rest_bombay_curry",
-    }
+class Grubhub(_Food, name="grubhub", title="Grubhub"):
     item_prefix = "gh_item_"
     order_prefix = "gh_order"
     query_example = "curry"
     past_order = ("gh_order_2207", "bombay_curry", (("saag_paneer", 1), ("mango_lassi", 1)), "2026-03-06T03:05:00Z")
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Carts (retail and groceries)
+# -------------------------------------------------------------------------------------------------------------------
+# Carts (retail and groceries) and retail
 
 
-class Product(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    name: str
-    price: float
-    rating: float
-    description: str
-    in_stock: bool = True
+CartItems = Annotated[list[dict[str, Any]], lines_field("Products to add", "product", "product_id", "search_products")]
 
 
-class CartLine(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    product_key: str
-    quantity: int
-
-
-CartItems = Annotated[
-    list[dict[str, Any]],
-    Field(
-        description="Products to add, each {'product_id': ..., 'quantity': ...} with ids from search_products",
-        json_schema_extra=line_items("product", "product_id"),
-    ),
-]
-
-
-class _Cart(Category):
+class _Cart(Category, domain=DOMAIN):
     """A catalog plus a cart: the part of the retail and grocery services that is the same everywhere. ``words``:
     ``cart``, and what the descriptions (``products``) and the failure hints (``items``, ``item``) call the wares."""
 
-    domain = DOMAIN
     words: ClassVar[dict[str, str]] = {"cart": "cart", "products": "products", "items": "items", "item": "item"}
     id_field: ClassVar[str] = "product_id"
     id_prefix: ClassVar[str]
@@ -505,18 +315,13 @@ class _Cart(Category):
         raise NotImplementedError
 
     def _product(self, product_id: str) -> Product:
-        found = self._catalog().get(product_id)
-        if found is None:
-            raise not_found(self.id_field.removesuffix("_id"), product_id)
-        return found
+        return find(self._catalog(), product_id, self.id_field.removesuffix("_id"))
 
     def _card(self, product_id: str, p: Product) -> dict[str, Any]:
         return {self.id_field: product_id, **p.model_dump(exclude={"key"})}
 
     def _find(self, query: str, catalog: dict[str, Product]) -> list[dict[str, Any]]:
-        words = query.strip().lower().split()
-        if not words:
-            raise invalid("name a product to search for")
+        words = searched(query, "name a product to search for").split()
         return [
             self._card(pid, p)
             for pid, p in catalog.items()
@@ -530,7 +335,7 @@ class _Cart(Category):
         quantities = parse_lines(items, self.id_field, catalog, "product")
         for pid in quantities:
             if not catalog[pid].in_stock:
-                raise ToolExecutionError(f"{catalog[pid].name} ({pid}) is out of stock", "conflict")
+                raise conflict(f"{catalog[pid].name} ({pid}) is out of stock")
         cart: dict[str, int] = self.state.cart
         for pid, q in quantities.items():
             cart[pid] = cart.get(pid, 0) + q
@@ -554,67 +359,6 @@ class _Cart(Category):
         return {"items": lines, "subtotal": subtotal}
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Retail
-
-
-def _product(key: str, name: str, price: float, rating: float, description: str) -> Product:
-    return Product(key=key, name=name, price=price, rating=rating, description=description)
-
-
-# The products both retailers sell, at the same prices.
-PRODUCTS: tuple[Product, ...] = (
-    _product(
-        "voltpeak_26800",
-        "VoltPeak 26800mAh Power Bank",
-        54.99,
-        4.6,
-        "Portable charger power bank, 26800 mAh, two USB-C ports, 65 W",
-    ),
-    _product(
-        "chargemate_10000",
-        "ChargeMate 10000mAh Slim Power Bank",
-        24.49,
-        4.3,
-        "Slim portable charger power bank, 10000 mAh, one USB-C port",
-    ),
-    _product(
-        "brewline_12cup",
-        "BrewLine 12-Cup Programmable Coffee Maker",
-        79.95,
-        4.5,
-        "Drip coffee maker with programmable timer and thermal carafe",
-    ),
-    _product(
-        "brewline_single",
-        "BrewLine Single-Serve Coffee Maker",
-        49.85,
-        4.1,
-        "Single-serve pod coffee maker, 10 oz",
-    ),
-    _product(
-        "powercell_aa20",
-        "PowerCell AA Alkaline Batteries, 20-Pack",
-        16.47,
-        4.7,
-        "Long-lasting AA alkaline batteries",
-    ),
-    _product(
-        "lumen_usbc_6ft",
-        "Lumen USB-C to USB-C Cable, 6 ft, 2-Pack",
-        12.89,
-        4.4,
-        "Braided USB-C charging cable, 100 W",
-    ),
-    _product(
-        "hydra_bottle_32",
-        "Hydra Insulated Water Bottle, 32 oz",
-        27.35,
-        4.8,
-        "Stainless steel insulated water bottle",
-    ),
-)
-
 CART_ADD = (("powercell_aa20", 2), ("lumen_usbc_6ft", 1))
 
 
@@ -622,74 +366,12 @@ def product(key: str) -> Product:
     return next(p for p in PRODUCTS if p.key == key)
 
 
-class RetailOrder(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    order_id: str
-    items: list[dict[str, Any]]
-    subtotal: float
-    shipping: float
-    total: float
-    shipping_speed: str
-    status: Literal["placed", "shipped", "delivered"]
-    placed_at: str
-
-
-class AmazonState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    products: dict[str, Product]
-    cart: dict[str, int]
-    orders: dict[str, RetailOrder]
-
-
-class Slot(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    slot_id: str
-    start: str
-    end: str
-    available: bool = True
-
-
-class PickupOrder(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    order_id: str
-    store_id: str
-    items: list[dict[str, Any]]
-    total: float
-    status: Literal["preparing", "ready", "picked_up"]
-    ready_at: str
-    pickup_slot_id: str | None = None
-
-
-class Store(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    store_id: str
-    name: str
-    address: str
-    slots: list[Slot]
-
-
-class WalmartState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    products: dict[str, Product]
-    cart: dict[str, int]
-    stores: dict[str, Store]
-    orders: dict[str, PickupOrder]
-
-
 ProductId = Annotated[str, Field(description="The product's id as search_products returns it")]
 SearchArg = Annotated[str, Field(description="What to look for, e.g. 'power bank'")]
 
 
-class _Retail(_Cart):
+class _Retail(_Cart, category="retail"):
     """A retailer (Amazon, Walmart): the shared catalog (``PRODUCTS``) and cart."""
-
-    category = "retail"
 
     def _catalog(self) -> dict[str, Product]:
         products: dict[str, Product] = self.state.products
@@ -751,11 +433,8 @@ class _Retail(_Cart):
         ]
 
 
-class Amazon(_Retail):
-    name = "amazon"
-    title = "Amazon"
-    counterparts = ("walmart",)
-    State = AmazonState
+class Amazon(_Retail, name="amazon", title="Amazon"):
+    state: AmazonState
     id_prefix = "amz"
     words: ClassVar[dict[str, str]] = {"cart": "shopping cart"}
     SHIPPING: ClassVar[dict[str, float]] = {"standard": 0.0, "two_day": 0.0, "one_day": 5.99}
@@ -788,7 +467,7 @@ class Amazon(_Retail):
         """Check out: order everything in the cart, which is then emptied."""
         cart = self.get_cart()
         if not cart["items"]:
-            raise ToolExecutionError("the cart is empty", "conflict")
+            raise conflict("the cart is empty")
         shipping = self.SHIPPING[shipping_speed]
         order = RetailOrder(
             order_id=self.world.new_id("amz_order"),
@@ -807,10 +486,7 @@ class Amazon(_Retail):
     @tool("readback", failure_hint="A missing order is a not_found error: it was not placed.")
     def get_order(self, order_id: Annotated[str, Field(description="The order's number")]) -> dict[str, Any]:
         """One order by number: items, totals, delivery speed and status."""
-        found: RetailOrder | None = self.state.orders.get(order_id)
-        if found is None:
-            raise not_found("order", order_id)
-        return found.model_dump()
+        return find(self.state.orders, order_id, "order").model_dump()
 
     @tool("readback", failure_hint="Shows only what persisted; an order missing here was not placed.")
     def list_orders(self) -> dict[str, Any]:
@@ -831,11 +507,15 @@ def _slot(day: str, hour: int) -> Slot:
     )
 
 
-class Walmart(_Retail):
-    name = "walmart"
-    title = "Walmart"
-    counterparts = ("amazon",)
-    State = WalmartState
+# the arguments of Walmart's pickup tools
+OrderNumber = Annotated[str, Field(description="The order number")]
+StoreId = Annotated[str, Field(description="The store's id, as the order details give it")]
+PickupDate = Annotated[str, Field(description="Pickup date, YYYY-MM-DD")]
+PickupSlotId = Annotated[str, Field(description="The slot's id from get_pickup_slots")]
+
+
+class Walmart(_Retail, name="walmart", title="Walmart"):
+    state: WalmartState
     id_prefix = "wm"
 
     @classmethod
@@ -870,16 +550,10 @@ class Walmart(_Retail):
         )
 
     def _pickup_order(self, order_id: str) -> PickupOrder:
-        found: PickupOrder | None = self.state.orders.get(order_id)
-        if found is None:
-            raise not_found("order", order_id)
-        return found
+        return find(self.state.orders, order_id, "order")
 
     def _store(self, store_id: str) -> Store:
-        found: Store | None = self.state.stores.get(store_id)
-        if found is None:
-            raise not_found("store", store_id)
-        return found
+        return find(self.state.stores, store_id, "store")
 
     @tool("read", failure_hint="Check ready_at before choosing a pickup slot; a slot before it is refused.")
     def get_purchase_details(
@@ -892,8 +566,8 @@ class Walmart(_Retail):
     @tool("read", failure_hint="Listed slots can start before the order is ready; compare each with ready_at.")
     def get_pickup_slots(
         self,
-        store_id: Annotated[str, Field(description="The store's id, as the order details give it")],
-        date: Annotated[str, Field(description="Pickup date, YYYY-MM-DD")],
+        store_id: StoreId,
+        date: PickupDate,
     ) -> dict[str, Any]:
         """The pickup slots a store offers on one date."""
         store = self._store(store_id)
@@ -910,8 +584,8 @@ class Walmart(_Retail):
     )
     def reserve_pickup_slot(
         self,
-        order_id: Annotated[str, Field(description="The order number")],
-        slot_id: Annotated[str, Field(description="The slot's id from get_pickup_slots")],
+        order_id: OrderNumber,
+        slot_id: PickupSlotId,
     ) -> dict[str, Any]:
         """Reserve a pickup slot for an order (replacing any slot reserved before)."""
         order = self._pickup_order(order_id)
@@ -919,19 +593,18 @@ class Walmart(_Retail):
         if slot is None:
             raise not_found("slot", slot_id)
         if not slot.available:
-            raise ToolExecutionError(f"slot {slot_id} is full", "conflict")
+            raise conflict(f"slot {slot_id} is full")
         if parse_time(slot.start) < parse_time(order.ready_at):
-            raise ToolExecutionError(
-                f"slot {slot_id} starts at {slot.start}, before order {order_id} is ready at {order.ready_at}",
-                "conflict",
+            raise conflict(
+                f"slot {slot_id} starts at {slot.start}, before order {order_id} is ready at {order.ready_at}"
             )
         if parse_time(slot.start) < self.world.now:
-            raise ToolExecutionError(f"slot {slot_id} has already started", "conflict")
+            raise conflict(f"slot {slot_id} has already started")
         order.pickup_slot_id = slot_id
         return {"status": "reserved", "order_id": order_id, "slot_id": slot_id, "start": slot.start, "end": slot.end}
 
     @tool("readback", failure_hint="Shows the slot that persisted; no pickup here means none is reserved.")
-    def get_pickup(self, order_id: Annotated[str, Field(description="The order number")]) -> dict[str, Any]:
+    def get_pickup(self, order_id: OrderNumber) -> dict[str, Any]:
         """The pickup reserved for an order: store, slot and times, or none."""
         order = self._pickup_order(order_id)
         store = self._store(order.store_id)
@@ -944,58 +617,9 @@ class Walmart(_Retail):
         }
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# -------------------------------------------------------------------------------------------------------------------
 # Groceries
 
-
-class GroceryStore(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    name: str
-    items: list[Product]
-    windows: list[tuple[str, str, bool]]  # (start, end, available)
-
-
-def _grocery(key: str, name: str, price: float, description: str) -> Product:
-    return Product(key=key, name=name, price=price, rating=4.5, description=description)
-
-
-# The stores both grocery services shop at, with the same items, prices and delivery windows.
-GROCERY_STORES: tuple[GroceryStore, ...] = (
-    GroceryStore(
-        key="wf",
-        name="Whole Foods Market",
-        items=[
-            _grocery("oat_milk", "Oatly Oat Milk Barista Edition, 32 oz", 5.49, "oat milk, dairy-free"),
-            _grocery("eggs", "365 Organic Large Brown Eggs, 12 ct", 6.79, "eggs, organic, cage-free"),
-            _grocery("spinach", "Organic Baby Spinach, 5 oz", 3.99, "spinach, leafy greens, organic"),
-            _grocery("sourdough", "Sourdough Loaf", 6.25, "bread, bakery, sourdough"),
-            _grocery("salmon", "Wild-Caught Sockeye Salmon Fillet, 1 lb", 14.99, "fish, salmon, seafood"),
-            _grocery("bananas", "Organic Bananas, 1 bunch", 2.19, "fruit, bananas, organic"),
-        ],
-        # the next open window is Saturday 15:00-17:00; tonight's is full
-        windows=[
-            ("2026-03-20T18:00:00Z", "2026-03-20T20:00:00Z", False),
-            ("2026-03-21T15:00:00Z", "2026-03-21T17:00:00Z", True),
-            ("2026-03-21T17:00:00Z", "2026-03-21T19:00:00Z", True),
-            ("2026-03-22T09:00:00Z", "2026-03-22T11:00:00Z", True),
-        ],
-    ),
-    GroceryStore(
-        key="safeway",
-        name="Safeway",
-        items=[
-            _grocery("sw_oat_milk", "Signature Select Oat Milk, 64 oz", 3.99, "oat milk, dairy-free"),
-            _grocery("sw_eggs", "Lucerne Large Eggs, 12 ct", 4.49, "eggs"),
-            _grocery("sw_bananas", "Bananas, per lb", 0.69, "fruit, bananas"),
-        ],
-        windows=[
-            ("2026-03-20T16:00:00Z", "2026-03-20T18:00:00Z", True),
-            ("2026-03-21T10:00:00Z", "2026-03-21T12:00:00Z", True),
-        ],
-    ),
-)
 
 NEXT_WINDOW = ("2026-03-21T15:00:00Z", "2026-03-21T17:00:00Z")
 GROCERY_ADD = (("eggs", 1), ("spinach", 2))
@@ -1005,37 +629,14 @@ def grocery_store(key: str) -> GroceryStore:
     return next(s for s in GROCERY_STORES if s.key == key)
 
 
-class Reservation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    reservation_id: str
-    slot_id: str
-    store: str
-    start: str
-    end: str
-    fee: float
-    reserved_at: str
-
-
-class GroceryState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    stores: dict[str, GroceryStore]
-    slots: dict[str, tuple[str, str, str, bool]]  # slot id -> (store key, start, end, available)
-    cart: dict[str, int]
-    reservation: Reservation | None = None
-
-
 StoreArg = Annotated[str, Field(description="Store name, e.g. 'Whole Foods Market'")]
 
 
-class _Grocery(_Cart):
-    """A grocery delivery service; ``words``: ``slot`` (what it calls a delivery window)."""
+class _Grocery(_Cart, category="groceries"):
+    """A grocery delivery service; the tools' templates are Instacart's, and ``words``: ``slot`` and ``Slot`` (what
+    it calls a delivery window), ``available`` (what an open one is)."""
 
-    category = "groceries"
-    State = GroceryState
-    slot_field: ClassVar[str]
-    tools: ClassVar[tuple[str, str, str, str]]  # the provider's names for: slots, reserve a slot, search, get an item
+    state: GroceryState
     delivery_fee: ClassVar[float] = 3.99
 
     @classmethod
@@ -1050,8 +651,8 @@ class _Grocery(_Cart):
             for item in copy.items:
                 item.key = cls.product_id(f"{s.key}_{item.key}")
             stores[s.key] = copy
-            for start, end, available in s.windows:
-                slots[cls.slot_id(s.key, start)] = (s.key, start, end, available)
+            for w in s.windows:
+                slots[cls.slot_id(s.key, w.start)] = (s.key, w.start, w.end, w.available)
         return GroceryState(stores=stores, slots=slots, cart={cls.product_id("wf_bananas"): 1})
 
     def _catalog(self) -> dict[str, Product]:
@@ -1067,32 +668,37 @@ class _Grocery(_Cart):
             raise ToolExecutionError(f"store {name!r} not found; stores: {known}", "not_found")
         return hits[0]
 
-    def _search(self, store: str, query: str) -> dict[str, Any]:
-        s = self._store(store)
-        return {"store": s.name, "query": query, "items": self._find(query, {i.key: i for i in s.items})}
-
-    def _windows(self, store: str) -> dict[str, Any]:
+    @tool("read", failure_hint="{Slot} dates can be wrong; check each {slot}'s date is in the future before using it.")
+    def get_delivery_slots(self, store: StoreArg) -> dict[str, Any]:
+        """Delivery {slot}s from a store, in time order, with start, end and whether each is {available}."""
         s = self._store(store)
         return {
             "store": s.name,
             "delivery_fee": self.delivery_fee,
             "slots": [
-                {self.slot_field: sid, "start": start, "end": end, "available": available}
+                {self.arg_of("slot_id"): sid, "start": start, "end": end, "available": available}
                 for sid, (key, start, end, available) in self.state.slots.items()
                 if key == s.key
             ],
         }
 
-    def _reserve(self, slot_id: str) -> dict[str, Any]:
+    @tool(
+        "write",
+        failure_hint="A past or full {slot} is refused; confirm the reservation with {name}_get_reservation.",
+    )
+    def reserve_delivery_slot(
+        self, slot_id: Annotated[str, Field(description="The slot's id from get_delivery_slots")]
+    ) -> dict[str, Any]:
+        """Reserve a delivery {slot} (replacing any {slot} reserved before)."""
         found = self.state.slots.get(slot_id)
         if found is None:
-            raise not_found(self.slot_field.removesuffix("_id"), slot_id)
+            raise not_found(self.arg_of("slot_id").removesuffix("_id"), slot_id)
         key, start, end, available = found
         if not available:
-            raise ToolExecutionError(f"{slot_id} is full", "conflict")
+            raise conflict(f"{slot_id} is full")
         if parse_time(start) < self.world.now:
-            raise ToolExecutionError(f"{slot_id} starts at {start}, which is in the past", "conflict")
-        self.state.reservation = Reservation(
+            raise conflict(f"{slot_id} starts at {start}, which is in the past")
+        self.state.reservation = DeliveryReservation(
             reservation_id=self.world.new_id(f"{self.id_prefix}_res"),
             slot_id=slot_id,
             store=self.state.stores[key].name,
@@ -1110,49 +716,58 @@ class _Grocery(_Cart):
         if r is None:
             return {"reservation": None}
         record = r.model_dump()
-        record[self.slot_field] = record.pop("slot_id")
+        record[self.arg_of("slot_id")] = record.pop("slot_id")
         return {"reservation": record}
+
+    @tool("read", failure_hint="Results can repeat or miss {items}; confirm one with {name}_{tool:get_item}.")
+    def search_items(self, store: StoreArg, query: SearchArg) -> dict[str, Any]:
+        """Search a store's {items}; every match with its id and price."""
+        s = self._store(store)
+        return {"store": s.name, "query": query, "items": self._find(query, {i.key: i for i in s.items})}
+
+    @tool("read", failure_hint="An unknown id is a not_found error; take ids from {name}_{tool:search_items}.")
+    def get_item(self, item_id: Annotated[str, Field(description="The item's id from search_items")]) -> dict[str, Any]:
+        """One {item} by id: name, price and description."""
+        return self._card(item_id, self._product(item_id))
 
     @classmethod
     def lookups(cls) -> list[Lookup]:
-        return cls._recipes()[0]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return cls._recipes()[1]
-
-    @classmethod
-    def _recipes(cls) -> tuple[list[Lookup], list[Write]]:
-        slots_tool, reserve_tool, search_tool, get_tool = cls.tools
         wf = grocery_store("wf")
         oat = next(i for i in wf.items if i.key == "oat_milk")
-        names = {i.key: i.name for i in wf.items}
-        lookups = [
+        return [
             Lookup(
                 topic="next_delivery_window",
                 request="When is the next available delivery window from Whole Foods Market?",
-                call=Call(slots_tool, {"store": wf.name}),
+                call=Call(cls.tool_of("get_delivery_slots"), {"store": wf.name}),
                 shows=[NEXT_WINDOW[0], NEXT_WINDOW[1]],
                 answer=["2026-03-21", "15:00", "17:00"],
             ),
             Lookup(
                 topic="oat_milk_price",
                 request="How much is Oatly barista oat milk at Whole Foods Market?",
-                call=Call(search_tool, {"store": wf.name, "query": "oat milk"}),
+                call=Call(cls.tool_of("search_items"), {"store": wf.name, "query": "oat milk"}),
                 shows=[oat.name, shown(oat.price)],
                 answer=[shown(oat.price)],
-                pin=Call(get_tool, {cls.id_field: cls.product_id(f"wf_{oat.key}")}),
+                pin=Call(cls.tool_of("get_item"), {cls.id_field: cls.product_id(f"wf_{oat.key}")}),
                 value_field="price",
             ),
         ]
-        writes = [
+
+    @classmethod
+    def writes(cls) -> list[Write]:
+        wf = grocery_store("wf")
+        names = {i.key: i.name for i in wf.items}
+        slots, search = cls.tool_of("get_delivery_slots"), cls.tool_of("search_items")
+        return [
             Write(
                 topic="reserve_next_window",
                 request="Reserve the Whole Foods Market delivery window on Saturday, March 21, 2026 from 15:00 to "
                 "17:00.",
-                call=Call(reserve_tool, {cls.slot_field: cls.slot_id(wf.key, NEXT_WINDOW[0])}),
+                call=Call(
+                    cls.tool_of("reserve_delivery_slot"), {cls.arg_of("slot_id"): cls.slot_id(wf.key, NEXT_WINDOW[0])}
+                ),
                 readback=Call("get_reservation"),
-                before=[Call(slots_tool, {"store": wf.name})],
+                before=[Call(slots, {"store": wf.name})],
                 landed=[NEXT_WINDOW[0]],
                 answer=["2026-03-21", "15:00"],
             ),
@@ -1165,90 +780,46 @@ class _Grocery(_Cart):
                     {"items": [{cls.id_field: cls.product_id(f"wf_{k}"), "quantity": q} for k, q in GROCERY_ADD]},
                 ),
                 readback=Call("get_cart"),
-                before=[Call(search_tool, {"store": wf.name, "query": word}) for word in ("eggs", "spinach")],
+                before=[Call(search, {"store": wf.name, "query": word}) for word in ("eggs", "spinach")],
                 landed=[names[GROCERY_ADD[0][0]], names[GROCERY_ADD[-1][0]]],
                 answer=[names[GROCERY_ADD[0][0]], names[GROCERY_ADD[-1][0]]],
             ),
         ]
-        return lookups, writes
 
 
-class Instacart(_Grocery):
-    name = "instacart"
-    title = "Instacart"
-    counterparts = ("shipt",)
+class Instacart(_Grocery, name="instacart", title="Instacart"):
     id_field = "item_id"
     id_prefix = "ic"
-    slot_field = "slot_id"
-    tools = ("get_delivery_slots", "reserve_delivery_slot", "search_items", "get_item")
-    words: ClassVar[dict[str, str]] = {"products": "items", "slot": "slot"}
+    words: ClassVar[dict[str, str]] = {"products": "items", "slot": "slot", "Slot": "Slot", "available": "available"}
     arg_types: ClassVar[dict[str, Any]] = {
-        "items": Annotated[
-            list[dict[str, Any]],
-            Field(
-                description="Items to add, each {'item_id': ..., 'quantity': ...} with ids from search_items",
-                json_schema_extra=line_items("item", "item_id"),
-            ),
-        ]
+        "items": Annotated[list[dict[str, Any]], lines_field("Items to add", "item", "item_id", "search_items")]
     }
 
-    @tool("read", failure_hint="Slot dates can be wrong; check each slot's date is in the future before using it.")
-    def get_delivery_slots(self, store: StoreArg) -> dict[str, Any]:
-        """Delivery slots from a store, in time order, with start, end and whether each is available."""
-        return self._windows(store)
 
-    @tool(
-        "write",
-        failure_hint="A past or full slot is refused; confirm the reservation with instacart_get_reservation.",
-    )
-    def reserve_delivery_slot(
-        self, slot_id: Annotated[str, Field(description="The slot's id from get_delivery_slots")]
-    ) -> dict[str, Any]:
-        """Reserve a delivery slot (replacing any slot reserved before)."""
-        return self._reserve(slot_id)
-
-    @tool("read", failure_hint="Results can repeat or miss items; confirm one with instacart_get_item.")
-    def search_items(self, store: StoreArg, query: SearchArg) -> dict[str, Any]:
-        """Search a store's items; every match with its id and price."""
-        return self._search(store, query)
-
-    @tool("read", failure_hint="An unknown id is a not_found error; take ids from instacart_search_items.")
-    def get_item(self, item_id: Annotated[str, Field(description="The item's id from search_items")]) -> dict[str, Any]:
-        """One item by id: name, price and description."""
-        return self._card(item_id, self._product(item_id))
-
-
-class Shipt(_Grocery):
-    name = "shipt"
-    title = "Shipt"
-    counterparts = ("instacart",)
+class Shipt(_Grocery, name="shipt", title="Shipt"):
     id_field = "product_id"
     id_prefix = "sh"
-    slot_field = "window_id"
-    tools = ("get_delivery_windows", "reserve_delivery_window", "search_products", "get_product")
-    words: ClassVar[dict[str, str]] = {"items": "products", "item": "product", "slot": "window"}
-
-    @tool("read", failure_hint="Window dates can be wrong; check each window's date is in the future before using it.")
-    def get_delivery_windows(self, store: StoreArg) -> dict[str, Any]:
-        """Delivery windows from a store, in time order, with start, end and whether each is open."""
-        return self._windows(store)
-
-    @tool("write", failure_hint="A past or full window is refused; confirm with shipt_get_reservation.")
-    def reserve_delivery_window(
-        self, window_id: Annotated[str, Field(description="The window's id from get_delivery_windows")]
-    ) -> dict[str, Any]:
-        """Reserve a delivery window (replacing any window reserved before)."""
-        return self._reserve(window_id)
-
-    @tool("read", failure_hint="Results can repeat or miss products; confirm one with shipt_get_product.")
-    def search_products(self, store: StoreArg, query: SearchArg) -> dict[str, Any]:
-        """Search a store's products; every match with its id and price."""
-        return self._search(store, query)
-
-    @tool("read", failure_hint="An unknown id is a not_found error; take ids from shipt_search_products.")
-    def get_product(self, product_id: ProductId) -> dict[str, Any]:
-        """One product by id: name, price and description."""
-        return self._card(product_id, self._product(product_id))
+    words: ClassVar[dict[str, str]] = {
+        "items": "products",
+        "item": "product",
+        "slot": "window",
+        "Slot": "Window",
+        "available": "open",
+    }
+    renames: ClassVar[dict[str, str]] = {
+        "get_delivery_slots": "get_delivery_windows",
+        "reserve_delivery_slot": "reserve_delivery_window",
+        "search_items": "search_products",
+        "get_item": "get_product",
+    }
+    arg_names: ClassVar[dict[str, str]] = {"slot_id": "window_id", "item_id": "product_id"}
+    arg_types: ClassVar[dict[str, Any]] = {
+        "window_id": Annotated[str, Field(description="The window's id from get_delivery_windows")],
+        "product_id": ProductId,
+    }
+    hints: ClassVar[dict[str, str]] = {
+        "reserve_delivery_window": "A past or full window is refused; confirm with shipt_get_reservation."
+    }
 
 
-SERVICES: list[type[Service]] = [UberEats, DoorDash, Grubhub, Amazon, Walmart, Instacart, Shipt]
+SERVICES: list[type[Service]] = [*peers(UberEats, DoorDash, Grubhub), *peers(Amazon, Walmart), *peers(Instacart, Shipt)]

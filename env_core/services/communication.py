@@ -1,151 +1,49 @@
 """Communication & productivity services: two mail clients (Gmail, Outlook Mail) and two calendars (Google
 Calendar, Outlook Calendar).
 
-Counterparts seed from the same module-level records (the same inbox, contacts and calendar entries, as if the
-user's accounts were synced), so a task that falls back from one client to the other reaches the same facts.
-Ids differ per service, as they would between real providers.
+Counterparts seed from the same records (``data/inbox.jsonl``, ``data/sent.jsonl``, ``data/mail_contacts.jsonl`` and
+``data/events.jsonl``, as if the user's accounts were synced), so a task that falls back from one client to the
+other reaches the same facts. Ids differ per service, as they would between real providers.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Protocol
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from undertow.env_core.services.base import Call, Lookup, Service, Write, not_found, tool
-from undertow.env_core.tools import ToolExecutionError
+from undertow.env_core.services.base import Category, Service, peers
+from undertow.env_core.services.helpers import invalid, not_found, searched
+from undertow.env_core.services.recipes import Call, Lookup, Write
+from undertow.env_core.services.seeds import CORRESPONDENTS, EVENTS, INBOX, SENT
+from undertow.env_core.services.states import (
+    CalendarEvent,
+    CalendarInfo,
+    CalendarState,
+    MailContact,
+    MailMessage,
+    MailState,
+)
+from undertow.env_core.tools import ToolExecutionError, tool
 from undertow.env_core.untrusted import capped
 
 DOMAIN = "communication & productivity"
-LOCAL_ZONE = ZoneInfo("America/Los_Angeles")  # the user's zone (UserProfile.timezone); calendars show local time
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+# -------------------------------------------------------------------------------------------------------------------
+# Mail (and the recipients' rules the calendars share)
 
 
-# --- shared seed data ------------------------------------------------------------------------------------------------
-
-CONTACTS: list[dict[str, str]] = [
-    {"key": "dana", "name": "Dana Whitfield", "email": "dana.whitfield@example.com", "note": "manager"},
-    {"key": "jordan", "name": "Jordan Lee", "email": "jordan.lee@example.com", "note": "coworker"},
-    {"key": "sam", "name": "Sam Patel", "email": "sam.patel@example.com", "note": "coworker"},
-    {"key": "mei", "name": "Mei Chen", "email": "mei.chen@example.com", "note": "coworker"},
-    {"key": "luis", "name": "Luis Ortega", "email": "luis.ortega@example.com", "note": "coworker"},
-    {"key": "priya", "name": "Priya Nair", "email": "priya.nair@example.com", "note": "friend"},
-    {"key": "maria", "name": "Maria Rivera", "email": "maria.rivera@example.com", "note": "sister"},
-    {"key": "assistant", "name": "Casey Morgan", "email": "casey.morgan@example.com", "note": "assistant"},
-]
-
-INBOX: list[dict[str, str]] = [
-    {
-        "key": "delta",
-        "from_name": "Delta Air Lines",
-        "from_email": "noreply@delta.example.com",
-        "subject": "Your flight confirmation HX7Q2P: SFO to ORD",
-        "body": "Confirmation code HX7Q2P. Flight DL 1184 departs San Francisco (SFO) on Thursday, April 2, 2026 "
-        "at 08:15 and arrives Chicago O'Hare (ORD) at 14:32. Seat 14C. Checked bags: 1.",
-        "received_at": "2026-03-18T16:42:00Z",
-    },
-    {
-        "key": "dentist",
-        "from_name": "Bright Smile Dental",
-        "from_email": "appointments@brightsmile.example.com",
-        "subject": "Appointment reminder: cleaning with Dr. Okafor",
-        "body": "Hi Alex, this is a reminder of your cleaning with Dr. Okafor on Thursday, March 26, 2026 at "
-        "3:30 PM at 1820 Fillmore St. Reply C to confirm or call 415-555-0199 to reschedule.",
-        "received_at": "2026-03-19T09:05:00Z",
-    },
-    {
-        "key": "landlord",
-        "from_name": "Harbor View Properties",
-        "from_email": "office@harborview.example.com",
-        "subject": "April rent and water shutoff notice",
-        "body": "April rent of $2,850.00 is due on April 1. Please note the building water will be shut off on "
-        "Tuesday, March 24 from 9:00 AM to 1:00 PM for a valve replacement.",
-        "received_at": "2026-03-17T20:10:00Z",
-    },
-    {
-        "key": "offsite",
-        "from_name": "Dana Whitfield",
-        "from_email": "dana.whitfield@example.com",
-        "subject": "Team offsite planning",
-        "body": "Can you put together the agenda for the April 2 offsite? We have the Redwood Room at the Civic "
-        "Center Hotel from 9:00 to 16:00 and a budget of $1,200 for lunch.",
-        "received_at": "2026-03-19T22:31:00Z",
-    },
-]
-
-SENT: list[dict[str, Any]] = [
-    {
-        "key": "sent_budget",
-        "to": ["dana.whitfield@example.com"],
-        "subject": "Re: Q1 budget numbers",
-        "body": "Attached are the Q1 numbers; travel came in 6% under plan.",
-        "sent_at": "2026-03-16T17:20:00Z",
-    },
-    {
-        "key": "sent_lunch",
-        "to": ["priya.nair@example.com"],
-        "subject": "Lunch on Friday?",
-        "body": "Want to grab lunch at the ramen place on Friday?",
-        "sent_at": "2026-03-18T19:02:00Z",
-    },
-]
-
-# calendar entries on the user's primary calendar (local time, America/Los_Angeles)
-EVENTS: list[dict[str, Any]] = [
-    {
-        "key": "planning",
-        "title": "Quarterly planning review",
-        "start": "2026-03-23T10:00",
-        "end": "2026-03-23T11:30",
-        "location": "Conference Room 4B",
-        "attendees": ["alex.rivera@example.com", "sam.patel@example.com"],
-    },
-    {
-        "key": "standup",
-        "title": "Team standup",
-        "start": "2026-03-23T09:00",
-        "end": "2026-03-23T09:15",
-        "location": "Video call",
-        "attendees": ["alex.rivera@example.com", "jordan.lee@example.com", "mei.chen@example.com"],
-    },
-    {
-        "key": "dentist",
-        "title": "Dentist: cleaning with Dr. Okafor",
-        "start": "2026-03-26T15:30",
-        "end": "2026-03-26T16:30",
-        "location": "Bright Smile Dental, 1820 Fillmore St",
-        "attendees": ["alex.rivera@example.com"],
-    },
-    {
-        "key": "flight",
-        "title": "Flight DL 1184 SFO to ORD",
-        "start": "2026-04-02T08:15",
-        "end": "2026-04-02T14:32",
-        "location": "SFO Terminal 1",
-        "attendees": ["alex.rivera@example.com"],
-    },
-    {
-        "key": "yoga",
-        "title": "Yoga class",
-        "start": "2026-03-21T09:00",
-        "end": "2026-03-21T10:00",
-        "location": "Mission Yoga Studio",
-        "attendees": ["alex.rivera@example.com"],
-    },
-]
-
-
-def _words(text: str) -> list[str]:
+def words_of(text: str) -> list[str]:
+    """The words of a search query, lower case (``from:``, addresses and amounts kept whole)."""
     return [word for word in re.split(r"[^a-z0-9@.:$'-]+", text.lower()) if word]
 
 
-def _is_address(text: str) -> bool:
+def is_address(text: str) -> bool:
     """``name@domain.tld``: one @, no whitespace, a dot inside the domain. Checked by splitting, not by the regex
     ``[^@\\s]+@[^@\\s]+\\.[^@\\s]+``, which backtracks quadratically on a long address that fails at its end."""
     local, at, domain = text.partition("@")
@@ -154,27 +52,33 @@ def _is_address(text: str) -> bool:
     return "." in domain[1:-1]
 
 
-def _resolve_recipients(recipients: list[str], contacts: list[dict[str, str]]) -> list[str]:
+class Addressee(Protocol):
+    """Anyone with a name and an address: a seeded contact, a mail account's contact."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def email(self) -> str: ...
+
+
+def resolve_recipients(recipients: list[str], contacts: Sequence[Addressee]) -> list[str]:
     """Addresses for a list of recipients given as addresses or contact names; an unknown name is an error the agent
     reads (a mail client would not guess)."""
     if not recipients:
-        raise ToolExecutionError("at least one recipient is required", "invalid_request")
+        raise invalid("at least one recipient is required")
     resolved = []
     for recipient in recipients:
         text = recipient.strip()
-        if _is_address(text):
+        if is_address(text):
             resolved.append(text.lower())
             continue
-        match = [c for c in contacts if c["name"].lower() == text.lower()]
+        match = [c for c in contacts if c.name.lower() == text.lower()]
         if not match:
-            raise ToolExecutionError(
-                f"recipient {capped(recipient)!r} is neither an email address nor a contact name", "invalid_request"
-            )
-        resolved.append(match[0]["email"])
+            raise invalid(f"recipient {capped(recipient)!r} is neither an email address nor a contact name")
+        resolved.append(match[0].email)
     return resolved
 
-
-# --- mail ----------------------------------------------------------------------------------------------------------
 
 # the offsite agenda both mail recipes send; one list of recipients so that a partial write can cut it in half
 OFFSITE_TO = ["dana.whitfield@example.com", "jordan.lee@example.com", "sam.patel@example.com"]
@@ -185,72 +89,45 @@ OFFSITE_BODY = (
 )
 
 
-class MailMessage(_Record):
-    message_id: str
-    folder: str  # "inbox" or "sent"
-    from_name: str
-    from_email: str
-    to: list[str]
-    subject: str
-    body: str
-    timestamp: str  # received_at for inbox, sent_at for sent
-
-
-class MailContact(_Record):
-    contact_id: str
-    name: str
-    email: str
-    note: str
-
-
-class MailState(_Record):
-    address: str
-    messages: list[MailMessage]
-    contacts: list[MailContact]
-
-
 def _seed_mail(prefix: str, contact_prefix: str) -> MailState:
     user_name, user_email = "Alex Rivera", "alex.rivera@example.com"
-    names = {c["email"]: c["name"] for c in CONTACTS}
+    names = {c.email: c.name for c in CORRESPONDENTS}
     messages = [
         MailMessage(
-            message_id=f"{prefix}_{m['key']}",
+            message_id=f"{prefix}_{m.key}",
             folder="inbox",
-            from_name=m["from_name"],
-            from_email=m["from_email"],
+            from_name=m.from_name,
+            from_email=m.from_email,
             to=[user_email],
-            subject=m["subject"],
-            body=m["body"],
-            timestamp=m["received_at"],
+            subject=m.subject,
+            body=m.body,
+            timestamp=m.received_at,
         )
         for m in INBOX
     ]
     messages += [
         MailMessage(
-            message_id=f"{prefix}_{m['key']}",
+            message_id=f"{prefix}_{m.key}",
             folder="sent",
             from_name=user_name,
             from_email=user_email,
-            to=[f"{names[a]} <{a}>" for a in m["to"]],
-            subject=m["subject"],
-            body=m["body"],
-            timestamp=m["sent_at"],
+            to=[f"{names[a]} <{a}>" for a in m.to],
+            subject=m.subject,
+            body=m.body,
+            timestamp=m.sent_at,
         )
         for m in SENT
     ]
     contacts = [
-        MailContact(contact_id=f"{contact_prefix}_{c['key']}", name=c["name"], email=c["email"], note=c["note"])
-        for c in CONTACTS
+        MailContact(contact_id=f"{contact_prefix}_{c.key}", name=c.name, email=c.email, note=c.note)
+        for c in CORRESPONDENTS
     ]
     return MailState(address=user_email, messages=messages, contacts=contacts)
 
 
-class _MailService(Service):
+class _Mail(Category, domain=DOMAIN, category="email"):
     """The mail tools both clients share; each subclass names itself and its id prefixes."""
 
-    domain = DOMAIN
-    category = "email"
-    State = MailState
     state: MailState
     message_prefix: ClassVar[str]
     contact_prefix: ClassVar[str]
@@ -268,8 +145,8 @@ class _MailService(Service):
 
     def _send(self, to: list[str], subject: str, body: str) -> MailMessage:
         if not subject.strip():
-            raise ToolExecutionError("subject must not be empty", "invalid_request")
-        addresses = _resolve_recipients(to, [c.model_dump() for c in self.state.contacts])
+            raise invalid("subject must not be empty")
+        addresses = resolve_recipients(to, self.state.contacts)
         # a known contact shows as 'Name <address>', as mail clients display it
         names = {c.email: c.name for c in self.state.contacts}
         addresses = [f"{names[a]} <{a}>" if a in names else a for a in addresses]
@@ -361,9 +238,9 @@ class _MailService(Service):
         ],
     ) -> dict[str, Any]:
         """Search received messages; every word of the query must match. Newest first, bodies included."""
-        terms = _words(query)
+        terms = words_of(query)
         if not terms:
-            raise ToolExecutionError("query must contain at least one word", "invalid_request")
+            raise invalid("query must contain at least one word")
         found = []
         for message in self.state.messages:
             if message.folder != "inbox":
@@ -382,9 +259,7 @@ class _MailService(Service):
         self, name: Annotated[str, Field(description="Part of the contact's name or email address")]
     ) -> dict[str, Any]:
         """Find saved contacts whose name or email contains the given text."""
-        needle = name.strip().lower()
-        if not needle:
-            raise ToolExecutionError("name must not be empty", "invalid_request")
+        needle = searched(name, "name must not be empty")
         hits = [c.model_dump() for c in self.state.contacts if needle in c.name.lower() or needle in c.email]
         return {"contacts": hits}
 
@@ -467,50 +342,23 @@ def _sent_view(message: MailMessage) -> dict[str, Any]:
     }
 
 
-class Gmail(_MailService):
-    name = "gmail"
-    title = "Gmail"
-    counterparts = ("outlook_mail",)
+class Gmail(_Mail, name="gmail", title="Gmail"):
     message_prefix = "gm"
     contact_prefix = "gc"
     forward_tag = "Fwd:"
 
 
-class OutlookMail(_MailService):
-    name = "outlook_mail"
-    title = "Outlook Mail"
-    counterparts = ("gmail",)
+class OutlookMail(_Mail, name="outlook_mail", title="Outlook Mail"):
     message_prefix = "olm"
     contact_prefix = "olp"
     forward_tag = "FW:"
 
 
-# --- calendar ------------------------------------------------------------------------------------------------------
+# -------------------------------------------------------------------------------------------------------------------
+# Calendars
 
 
-class CalendarInfo(_Record):
-    calendar_id: str
-    name: str
-    primary: bool
-    read_only: bool
-    timezone: str = "America/Los_Angeles"
-
-
-class CalendarEvent(_Record):
-    event_id: str
-    calendar_id: str
-    title: str
-    start: str  # local time, YYYY-MM-DDTHH:MM
-    end: str
-    location: str = ""
-    attendees: list[str] = Field(default_factory=list)
-    status: str = "confirmed"
-    created_at: str = "2026-03-01T12:00:00Z"
-
-
-class CalendarState(_Record):
-    calendars: list[CalendarInfo]
-    events: list[CalendarEvent]
+LOCAL_ZONE = ZoneInfo("America/Los_Angeles")  # the user's zone (UserProfile.timezone); calendars show local time
 
 
 def _local_time(text: str, what: str) -> datetime:
@@ -518,9 +366,7 @@ def _local_time(text: str, what: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise ToolExecutionError(
-            f"{what} {text!r} is not an ISO 8601 date-time such as 2026-03-25T14:00", "invalid_request"
-        ) from None
+        raise invalid(f"{what} {text!r} is not an ISO 8601 date-time such as 2026-03-25T14:00") from None
     if moment.tzinfo is not None:
         moment = moment.astimezone(LOCAL_ZONE).replace(tzinfo=None)
     return moment.replace(second=0, microsecond=0)
@@ -530,20 +376,20 @@ def _check_date(date: str) -> str:
     try:
         return datetime.strptime(date.strip(), "%Y-%m-%d").strftime("%Y-%m-%d")
     except ValueError:
-        raise ToolExecutionError(f"date {date!r} is not a date such as 2026-03-23", "invalid_request") from None
+        raise invalid(f"date {date!r} is not a date such as 2026-03-23") from None
 
 
-class _CalendarService(Service):
-    """Calendar tools shared by both providers; subclasses fix names, ids and the title field's name."""
+CalendarId = Annotated[str, Field(description="Calendar id from list_calendars")]
+LocalDate = Annotated[str, Field(description="Local date, YYYY-MM-DD")]
 
-    domain = DOMAIN
-    category = "calendar"
-    State = CalendarState
+
+class _Calendar(Category, domain=DOMAIN, category="calendar"):
+    """Calendar tools shared by both providers; each names its ids, its calendars and the title field its own way;
+    the templates are Google Calendar's."""
+
     state: CalendarState
     event_prefix: ClassVar[str]
     calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]]  # id, name, primary, read_only
-    title_arg: ClassVar[str]  # create_event's name for the event's title
-    invite_tool: ClassVar[str]  # the tool that adds attendees to an event
 
     @classmethod
     def primary_id(cls) -> str:
@@ -557,13 +403,13 @@ class _CalendarService(Service):
         ]
         events = [
             CalendarEvent(
-                event_id=f"{cls.event_prefix}_{e['key']}",
+                event_id=f"{cls.event_prefix}_{e.key}",
                 calendar_id=cls.primary_id(),
-                title=e["title"],
-                start=e["start"],
-                end=e["end"],
-                location=e["location"],
-                attendees=list(e["attendees"]),
+                title=e.title,
+                start=e.start,
+                end=e.end,
+                location=e.location,
+                attendees=list(e.attendees),
             )
             for e in EVENTS
         ]
@@ -596,15 +442,28 @@ class _CalendarService(Service):
     def _event_view(self, event: CalendarEvent) -> dict[str, Any]:
         return event.model_dump()
 
-    def _create(self, calendar_id: str, title: str, start: str, end: str, location: str) -> CalendarEvent:
+    @tool(
+        "write",
+        failure_hint="A 'confirmed' status does not prove the event was stored as asked; read it back with "
+        "list_events or get_event, and never create events from dates that are in the past or look corrupted.",
+    )
+    def create_event(
+        self,
+        calendar_id: Annotated[str, Field(description="Calendar id from list_calendars (primary: cal_001)")],
+        title: Annotated[str, Field(description="Event title")],
+        start: Annotated[str, Field(description="Start, local ISO date-time such as 2026-03-25T14:00")],
+        end: Annotated[str, Field(description="End, local ISO date-time such as 2026-03-25T16:00")],
+        location: Annotated[str, Field(description="Optional place or meeting link")] = "",
+    ) -> dict[str, Any]:
+        """Create an event on a calendar (times in the user's local time zone, America/Los_Angeles)."""
         calendar = self._calendar(calendar_id)
         if calendar.read_only:
             raise ToolExecutionError(f"calendar {calendar_id!r} ({calendar.name}) is read-only", "permission_denied")
         if not title.strip():
-            raise ToolExecutionError("the event needs a title", "invalid_request")
+            raise invalid("the event needs a title")
         begin, finish = _local_time(start, "start"), _local_time(end, "end")
         if finish <= begin:
-            raise ToolExecutionError("end must be after start", "invalid_request")
+            raise invalid("end must be after start")
         event = CalendarEvent(
             event_id=self.world.new_id(self.event_prefix),
             calendar_id=calendar_id,
@@ -616,17 +475,39 @@ class _CalendarService(Service):
             created_at=self.world.stamp(),
         )
         self.state.events.append(event)
-        return event
+        return self._created(event)
 
-    def _invite(self, event_id: str, attendees: list[str]) -> CalendarEvent:
+    def _created(self, event: CalendarEvent) -> dict[str, Any]:
+        return {
+            "event_id": event.event_id,
+            "status": "confirmed",
+            "calendar_id": event.calendar_id,
+            "title": event.title,
+            "start": event.start,
+            "end": event.end,
+            "created_at": event.created_at,
+        }
+
+    @tool(
+        "write",
+        failure_hint="Some invitations may not be saved; confirm with get_event that every attendee is listed.",
+    )
+    def add_attendees(
+        self,
+        event_id: Annotated[str, Field(description="Event id")],
+        attendees: Annotated[list[str], Field(description="Email addresses (or exact contact names) to invite")],
+    ) -> dict[str, Any]:
+        """Invite people to an existing event; each gets an invitation email."""
         event = self._event(event_id)
         if self._calendar(event.calendar_id).read_only:
             raise ToolExecutionError("events on a read-only calendar cannot be changed", "permission_denied")
-        contacts = [dict(c) for c in CONTACTS]
-        for address in _resolve_recipients(attendees, contacts):
+        for address in resolve_recipients(attendees, CORRESPONDENTS):
             if address not in event.attendees:
                 event.attendees.append(address)
-        return event
+        return self._invited(event, attendees)
+
+    def _invited(self, event: CalendarEvent, attendees: list[str]) -> dict[str, Any]:
+        return {"event_id": event.event_id, "status": "invitations_sent", "attendees": event.attendees}
 
     @tool("read", failure_hint="If the calendar you expect is missing, the account may be wrong; do not guess ids.")
     def list_calendars(self) -> dict[str, Any]:
@@ -640,8 +521,8 @@ class _CalendarService(Service):
     )
     def list_events(
         self,
-        calendar_id: Annotated[str, Field(description="Calendar id from list_calendars")],
-        date: Annotated[str, Field(description="Local date, YYYY-MM-DD")],
+        calendar_id: CalendarId,
+        date: LocalDate,
     ) -> dict[str, Any]:
         """List the events of one calendar that start on a given local date, earliest first."""
         self._calendar(calendar_id)
@@ -655,9 +536,9 @@ class _CalendarService(Service):
         self, query: Annotated[str, Field(description="Words to find in event titles or locations")]
     ) -> dict[str, Any]:
         """Search events on all calendars by words in the title or location (all words must match)."""
-        terms = _words(query)
+        terms = words_of(query)
         if not terms:
-            raise ToolExecutionError("query must contain at least one word", "invalid_request")
+            raise invalid("query must contain at least one word")
         hits = [e for e in self.state.events if all(t in f"{e.title} {e.location}".lower() for t in terms)]
         hits.sort(key=lambda e: e.start)
         return {"query": query, "events": [self._event_view(e) for e in hits]}
@@ -717,7 +598,7 @@ class _CalendarService(Service):
                     "create_event",
                     {
                         "calendar_id": primary,
-                        cls.title_arg: "Tax paperwork",
+                        cls.arg_of("title"): "Tax paperwork",
                         "start": "2026-03-25T14:00",
                         "end": "2026-03-25T16:00",
                     },
@@ -729,7 +610,7 @@ class _CalendarService(Service):
             Write(
                 topic="calendar_invite_planning",
                 request="Invite Dana Whitfield and Jordan Lee to my quarterly planning review on Monday.",
-                call=Call(cls.invite_tool, {"event_id": planning, "attendees": invitees}),
+                call=Call(cls.tool_of("add_attendees"), {"event_id": planning, "attendees": invitees}),
                 readback=Call("get_event", {"event_id": planning}),
                 landed=list(invitees),
                 answer=["Quarterly planning review", *invitees],
@@ -737,105 +618,53 @@ class _CalendarService(Service):
         ]
 
 
-class GoogleCalendar(_CalendarService):
-    name = "google_calendar"
-    title = "Google Calendar"
-    counterparts = ("outlook_calendar",)
+class GoogleCalendar(_Calendar, name="google_calendar", title="Google Calendar"):
     event_prefix = "gev"
-    title_arg = "title"
-    invite_tool = "add_attendees"
+    arg_names: ClassVar[Mapping[str, str | None]] = {"location": None}
     calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]] = [
         ("cal_001", "Alex Rivera", True, False),
         ("cal_002", "Family", False, False),
         ("cal_003", "Holidays in United States", False, True),
     ]
 
-    @tool(
-        "write",
-        failure_hint="A 'confirmed' status does not prove the event was stored as asked; read it back with "
-        "list_events or get_event, and never create events from dates that are in the past or look corrupted.",
-    )
-    def create_event(
-        self,
-        calendar_id: Annotated[str, Field(description="Calendar id from list_calendars (primary: cal_001)")],
-        title: Annotated[str, Field(description="Event title")],
-        start: Annotated[str, Field(description="Start, local ISO date-time such as 2026-03-25T14:00")],
-        end: Annotated[str, Field(description="End, local ISO date-time such as 2026-03-25T16:00")],
-    ) -> dict[str, Any]:
-        """Create an event on a calendar (times in the user's local time zone, America/Los_Angeles)."""
-        event = self._create(calendar_id, title, start, end, "")
-        return {
-            "event_id": event.event_id,
-            "status": "confirmed",
-            "calendar_id": calendar_id,
-            "title": event.title,
-            "start": event.start,
-            "end": event.end,
-            "created_at": event.created_at,
-        }
 
-    @tool(
-        "write",
-        failure_hint="Some invitations may not be saved; confirm with get_event that every attendee is listed.",
-    )
-    def add_attendees(
-        self,
-        event_id: Annotated[str, Field(description="Event id")],
-        attendees: Annotated[list[str], Field(description="Email addresses (or exact contact names) to invite")],
-    ) -> dict[str, Any]:
-        """Invite people to an existing event; each gets an invitation email."""
-        event = self._invite(event_id, attendees)
-        return {"event_id": event_id, "status": "invitations_sent", "attendees": event.attendees}
-
-
-class OutlookCalendar(_CalendarService):
-    name = "outlook_calendar"
-    title = "Outlook Calendar"
-    counterparts = ("google_calendar",)
+class OutlookCalendar(_Calendar, name="outlook_calendar", title="Outlook Calendar"):
     event_prefix = "olev"
-    title_arg = "subject"
-    invite_tool = "invite_attendees"
     calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]] = [
         ("olcal_calendar", "Calendar", True, False),
         ("olcal_birthdays", "Birthdays", False, False),
         ("olcal_us_holidays", "United States holidays", False, True),
     ]
+    renames: ClassVar[dict[str, str]] = {"add_attendees": "invite_attendees"}
+    arg_names: ClassVar[Mapping[str, str | None]] = {"title": "subject"}
+    arg_types: ClassVar[dict[str, Any]] = {
+        "create_event.calendar_id": Annotated[
+            str, Field(description="Calendar id from list_calendars (default: olcal_calendar)")
+        ],
+        "subject": Annotated[str, Field(description="Event subject (its title)")],
+    }
+    docs: ClassVar[dict[str, str]] = {
+        "invite_attendees": "Send meeting invitations for an existing event to additional people."
+    }
+    hints: ClassVar[dict[str, str]] = {
+        "create_event": "A success response does not prove the event was stored as asked; read it back with "
+        "list_events or get_event before telling the user it is booked."
+    }
 
     def _event_view(self, event: CalendarEvent) -> dict[str, Any]:
         # Outlook calls an event's title its subject
-        view = event.model_dump()
-        view = {("subject" if key == "title" else key): value for key, value in view.items()}
-        return view
+        return {("subject" if key == "title" else key): value for key, value in event.model_dump().items()}
 
-    @tool(
-        "write",
-        failure_hint="A success response does not prove the event was stored as asked; read it back with "
-        "list_events or get_event before telling the user it is booked.",
-    )
-    def create_event(
-        self,
-        calendar_id: Annotated[str, Field(description="Calendar id from list_calendars (default: olcal_calendar)")],
-        subject: Annotated[str, Field(description="Event subject (its title)")],
-        start: Annotated[str, Field(description="Start, local ISO date-time such as 2026-03-25T14:00")],
-        end: Annotated[str, Field(description="End, local ISO date-time such as 2026-03-25T16:00")],
-        location: Annotated[str, Field(description="Optional place or meeting link")] = "",
-    ) -> dict[str, Any]:
-        """Create an event on a calendar (times in the user's local time zone, America/Los_Angeles)."""
-        event = self._create(calendar_id, subject, start, end, location)
-        return {"event_id": event.event_id, "status": "created", "calendar_id": calendar_id, "subject": event.title}
+    def _created(self, event: CalendarEvent) -> dict[str, Any]:
+        return {
+            "event_id": event.event_id,
+            "status": "created",
+            "calendar_id": event.calendar_id,
+            "subject": event.title,
+        }
 
-    @tool(
-        "write",
-        failure_hint="Some invitations may not be saved; confirm with get_event that every attendee is listed.",
-    )
-    def invite_attendees(
-        self,
-        event_id: Annotated[str, Field(description="Event id")],
-        attendees: Annotated[list[str], Field(description="Email addresses (or exact contact names) to invite")],
-    ) -> dict[str, Any]:
-        """Send meeting invitations for an existing event to additional people."""
-        event = self._invite(event_id, attendees)
-        return {"event_id": event_id, "status": "sent", "invited": len(attendees), "attendees": event.attendees}
+    def _invited(self, event: CalendarEvent, attendees: list[str]) -> dict[str, Any]:
+        return {"event_id": event.event_id, "status": "sent", "invited": len(attendees), "attendees": event.attendees}
 
 
-SERVICES: list[type[Service]] = [Gmail, OutlookMail, GoogleCalendar, OutlookCalendar]
+SERVICES: list[type[Service]] = [*peers(Gmail, OutlookMail), *peers(GoogleCalendar, OutlookCalendar)]

@@ -1,60 +1,33 @@
-"""Payments & finance services: person-to-person payments (Zelle, Venmo, PayPal) and brokerage (Robinhood, E*TRADE).
+"""Payments & finance services: person-to-person payments (Zelle, Venmo, PayPal) and brokerage (Robinhood,
+E*TRADE).
 
-The payment services know the same people (``CONTACTS``: the same emails and phone numbers everywhere) and the
-brokerages quote the same prices (``QUOTES``, as of the last close), so that a fallback from one service to its
-counterpart reaches the same facts.
+The payment services know the same people (``data/payment_contacts.jsonl``: the same emails and phone numbers
+everywhere) and the brokerages quote the same prices (``data/quotes.jsonl``, as of the last close), so that a
+fallback from one service to its counterpart reaches the same facts.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypedDict
+from typing import Annotated, Any, ClassVar, Literal, TypedDict, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from undertow.env_core.services.base import (
-    Call,
-    Category,
-    Lookup,
-    Service,
-    Write,
-    invalid,
-    money,
-    not_found,
-    shown,
-    tool,
-)
-from undertow.env_core.tools import ToolExecutionError
+from undertow.env_core.services.base import Category, Service, peers
+from undertow.env_core.services.helpers import cancel, conflict, find, invalid, money, not_found, searched, shown
+from undertow.env_core.services.recipes import Call, Lookup, Write
+from undertow.env_core.services.seeds import PAYEES, QUOTES, Payee, Quote
+from undertow.env_core.services.states import Contact, Payment, PaymentsState, TradeOrder, TradingState
+from undertow.env_core.tools import ToolExecutionError, tool
 
 DOMAIN = "payments & finance"
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# -------------------------------------------------------------------------------------------------------------------
 # Payments
 
 
-class Person(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    name: str
-    email: str
-    phone: str
-
-
-# The people every payment service knows (the user's contacts), with the same email and phone everywhere.
-CONTACTS: tuple[Person, ...] = (
-    Person(key="priya_nair", name="Priya Nair", email="priya.nair@example.com", phone="+1-415-555-0187"),
-    Person(key="dana_whitfield", name="Dana Whitfield", email="dana.whitfield@example.com", phone="+1-510-555-0123"),
-    Person(key="jordan_lee", name="Jordan Lee", email="jordan.lee@example.com", phone="+1-415-555-0164"),
-    Person(key="sam_patel", name="Sam Patel", email="sam.patel@example.com", phone="+1-650-555-0139"),
-    Person(key="mei_chen", name="Mei Chen", email="mei.chen@example.com", phone="+1-415-555-0171"),
-    Person(key="luis_ortega", name="Luis Ortega", email="luis.ortega@example.com", phone="+1-628-555-0112"),
-    Person(key="marcus_bell", name="Marcus Bell", email="marcus.bell@example.com", phone="+1-510-555-0196"),
-)
-
-
-def person(key: str) -> Person:
-    return next(p for p in CONTACTS if p.key == key)
+def person(key: str) -> Payee:
+    return next(p for p in PAYEES if p.key == key)
 
 
 class Transfer(TypedDict):
@@ -70,47 +43,12 @@ MEI_REQUEST: Transfer = {"amount": 32.75, "note": "Team lunch on Friday"}
 RAMEN_SPLIT: Transfer = {"amount": 19.72, "note": "Ramen House lunch"}
 
 
-class Contact(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    contact_id: str
-    name: str
-    email: str
-    phone: str
-    username: str | None = None
-
-
-class Payment(BaseModel):
-    """A transfer, payment or money request: one shape for the three services, each naming its id its own way."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    contact_id: str
-    name: str
-    amount: float
-    note: str
-    status: Literal["pending", "completed", "cancelled", "declined"]
-    created_at: str
-
-
-class PaymentsState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    balance: float
-    contacts: dict[str, Contact]
-    payments: dict[str, Payment]
-    requests: dict[str, Payment] = Field(default_factory=dict)
-
-
 ContactId = Annotated[str, Field(description="The contact's id, as the contact list returns it")]
 Amount = Annotated[float, Field(description="Amount in US dollars, e.g. 40.0", gt=0)]
 
 
-class _Payments(Category):
-    domain = DOMAIN
-    category = "payments"
-    State = PaymentsState
+class _Payments(Category, domain=DOMAIN, category="payments"):
+    state: PaymentsState
     id_prefix: ClassVar[str]
     contact_field: ClassVar[str] = "contact_id"
     payment_field: ClassVar[str]
@@ -137,7 +75,7 @@ class _Payments(Category):
                 phone=p.phone,
                 username="@" + p.name.replace(" ", "-") if cls.usernames else None,
             )
-            for p in CONTACTS
+            for p in PAYEES
         }
 
         def record(row: tuple[str, str, float, str, str], status: Literal["completed", "pending"]) -> Payment:
@@ -165,10 +103,7 @@ class _Payments(Category):
         return record
 
     def _contact(self, contact_id: str) -> Contact:
-        found: Contact | None = self.state.contacts.get(contact_id)
-        if found is None:
-            raise not_found(self.contact_field.removesuffix("_id"), contact_id)
-        return found
+        return find(self.state.contacts, contact_id, self.contact_field.removesuffix("_id"))
 
     def _contacts(self, query: str = "") -> dict[str, Any]:
         q = query.strip().lower().lstrip("@")
@@ -214,10 +149,7 @@ class _Payments(Category):
         return self._record(payment)
 
     def _payment(self, payment_id: str) -> Payment:
-        found: Payment | None = self.state.payments.get(payment_id)
-        if found is None:
-            raise not_found(self.payment_field.removesuffix("_id"), payment_id)
-        return found
+        return find(self.state.payments, payment_id, self.payment_field.removesuffix("_id"))
 
     def _history(self, key: str) -> dict[str, Any]:
         return {
@@ -345,10 +277,7 @@ class _Requesting(_Payments):
         return {"requests": [self._record(r, "request_id") for r in reversed(self.state.requests.values())]}
 
 
-class Zelle(_Payments):
-    name = "zelle"
-    title = "Zelle"
-    counterparts = ("venmo", "paypal")
+class Zelle(_Payments, name="zelle", title="Zelle"):
     id_prefix = "zr"
     contact_field = "recipient_id"
     payment_field = "transfer_id"
@@ -403,9 +332,7 @@ class Zelle(_Payments):
     def cancel_transfer(self, transfer_id: Annotated[str, Field(description="The transfer's id")]) -> dict[str, Any]:
         """Cancel a pending transfer; the amount goes back to the available balance."""
         transfer = self._payment(transfer_id)
-        if transfer.status != "pending":
-            raise ToolExecutionError(f"transfer {transfer_id} is {transfer.status} and cannot be cancelled", "conflict")
-        transfer.status = "cancelled"
+        cancel(transfer, "transfer", transfer_id, ("pending",))
         self.state.balance = money(self.state.balance + transfer.amount)
         return {"transfer_id": transfer_id, "status": "cancelled", "amount": transfer.amount}
 
@@ -423,10 +350,10 @@ class Zelle(_Payments):
         return [_send_dana(cls, "send_transfer", "list_transfers")]
 
 
-class Venmo(_Requesting):
-    name = "venmo"
-    title = "Venmo"
-    counterparts = ("zelle", "paypal")
+FriendIds = Annotated[list[str], Field(description="Ids of the friends to ask, from list_contacts")]
+
+
+class Venmo(_Requesting, name="venmo", title="Venmo"):
     id_prefix = "vn"
     payment_field = "transaction_id"
     finder = "list_contacts"
@@ -480,7 +407,7 @@ class Venmo(_Requesting):
     )
     def request_split(
         self,
-        contact_ids: Annotated[list[str], Field(description="Ids of the friends to ask, from list_contacts")],
+        contact_ids: FriendIds,
         amount_each: Annotated[float, Field(description="Amount each friend owes in US dollars", gt=0)],
         note: Annotated[str, Field(description="What the requests are for")] = "",
     ) -> dict[str, Any]:
@@ -496,10 +423,7 @@ class Venmo(_Requesting):
         return [_request_mei(cls, "request_money", as_list=False), _split(cls, "request_split", "amount_each")]
 
 
-class PayPal(_Requesting):
-    name = "paypal"
-    title = "PayPal"
-    counterparts = ("zelle", "venmo")
+class PayPal(_Requesting, name="paypal", title="PayPal"):
     id_prefix = "pp"
     payment_field = "payment_id"
     start_balance = 1275.4
@@ -563,41 +487,8 @@ class PayPal(_Requesting):
         ]
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# -------------------------------------------------------------------------------------------------------------------
 # Trading
-
-
-class Quote(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    symbol: str
-    name: str
-    kind: Literal["stock", "etf"]
-    last_price: float
-    prev_close: float
-    quote_time: str
-
-
-QUOTE_TIME = "2026-03-19T20:00:00Z"  # Thursday's close: the market is shut at the clock's start (2 a.m. Eastern)
-
-
-def _quote(symbol: str, name: str, kind: Literal["stock", "etf"], last: float, prev: float) -> Quote:
-    return Quote(symbol=symbol, name=name, kind=kind, last_price=last, prev_close=prev, quote_time=QUOTE_TIME)
-
-
-# The prices both brokerages quote.
-QUOTES: tuple[Quote, ...] = (
-    _quote("AAPL", "Apple Inc.", "stock", 218.37, 215.92),
-    _quote("MSFT", "Microsoft Corporation", "stock", 402.16, 405.33),
-    _quote("NVDA", "NVIDIA Corporation", "stock", 131.42, 127.06),
-    _quote("AMD", "Advanced Micro Devices, Inc.", "stock", 109.83, 111.47),
-    _quote("TSM", "Taiwan Semiconductor Manufacturing Co.", "stock", 172.55, 170.18),
-    _quote("AVGO", "Broadcom Inc.", "stock", 196.71, 193.24),
-    _quote("INTC", "Intel Corporation", "stock", 21.34, 21.61),
-    _quote("VTI", "Vanguard Total Stock Market ETF", "etf", 281.64, 279.93),
-    _quote("VOO", "Vanguard S&P 500 ETF", "etf", 512.09, 509.77),
-    _quote("BND", "Vanguard Total Bond Market ETF", "etf", 72.18, 72.25),
-)
 
 
 class LimitOrder(TypedDict):
@@ -616,28 +507,6 @@ def quote(symbol: str) -> Quote:
     return next(q for q in QUOTES if q.symbol == symbol)
 
 
-class TradeOrder(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    order_id: str
-    symbol: str
-    side: Literal["buy", "sell"]
-    quantity: int
-    order_type: Literal["market", "limit"]
-    limit_price: float | None
-    status: Literal["queued", "open", "filled", "cancelled"]
-    placed_at: str
-
-
-class TradingState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    buying_power: float
-    positions: dict[str, int]
-    orders: dict[str, TradeOrder]
-    watchlist: list[str]
-
-
 SymbolArg = Annotated[str, Field(description="Ticker symbol, e.g. 'NVDA'")]
 QuantityArg = Annotated[int, Field(description="Number of whole shares", ge=1)]
 LimitArg = Annotated[float | None, Field(description="Limit price in US dollars; only for limit orders")]
@@ -646,17 +515,13 @@ SymbolsArg = Annotated[list[str], Field(description="Ticker symbols to add, e.g.
 QueryArg = Annotated[str, Field(description="Company or fund name, or a ticker")]
 
 
-class _Trading(Category):
+class _Trading(Category, domain=DOMAIN, category="trading"):
     """A brokerage; ``words``: ``security`` (what a quote is of), ``filled`` (what a done order did), ``watchlist``."""
 
-    domain = DOMAIN
-    category = "trading"
-    State = TradingState
+    state: TradingState
     start_buying_power: ClassVar[float]
     start_positions: ClassVar[dict[str, int]]
     past_orders: ClassVar[tuple[TradeOrder, ...]]
-    search_tool: ClassVar[str]  # the provider's name for the search by company or fund name
-    order_words: ClassVar[tuple[str, str, str, str]]  # place_order's side field, its buy, type field, its limit
 
     @classmethod
     def initial_state(cls) -> TradingState:
@@ -684,10 +549,10 @@ class _Trading(Category):
             "change_pct": money(change / q.prev_close * 100),
         }
 
-    def _search(self, query: str) -> dict[str, Any]:
-        q = query.strip().lower()
-        if not q:
-            raise invalid("name a company, fund or ticker to search for")
+    @tool("read", failure_hint="Prices in search results can lag; confirm the price with {name}_get_quote.")
+    def search_instruments(self, query: QueryArg) -> dict[str, Any]:
+        """Find stocks and ETFs whose name or ticker matches the query."""
+        q = searched(query, "name a company, fund or ticker to search for")
         words = q.split()
         hits = [
             {"symbol": x.symbol, "name": x.name, "kind": x.kind, "last_price": x.last_price}
@@ -696,19 +561,28 @@ class _Trading(Category):
         ]
         return {"query": query, "results": hits}
 
-    def _place(
-        self, symbol: str, side: str, quantity: int, order_type: str, limit_price: float | None
+    @tool("write", failure_hint="An order id does not prove the order persisted; confirm with {name}_list_orders.")
+    def place_order(
+        self,
+        symbol: SymbolArg,
+        side: Annotated[Literal["buy", "sell"], Field(description="Buy or sell")],
+        quantity: QuantityArg,
+        order_type: Annotated[Literal["market", "limit"], Field(description="Market or limit order")],
+        limit_price: LimitArg = None,
     ) -> dict[str, Any]:
+        """Place a market or limit order for whole shares."""
+        buy = side.lower() == "buy"  # a provider may spell them BUY and LIMIT
+        kind: Literal["market", "limit"] = "limit" if order_type.lower() == "limit" else "market"
         q = self._quote(symbol)
         if quantity < 1:
             raise invalid("quantity must be at least 1 share")
-        if order_type == "limit":
+        if kind == "limit":
             if limit_price is None or limit_price <= 0:
                 raise invalid("a limit order needs a positive limit_price")
             limit_price = money(limit_price)
         elif limit_price is not None:
             raise invalid("a market order takes no limit_price")
-        if side == "buy":
+        if buy:
             cost = money(quantity * (limit_price or q.last_price))
             if cost > self.state.buying_power:
                 raise ToolExecutionError(
@@ -718,16 +592,16 @@ class _Trading(Category):
         else:
             held = self.state.positions.get(q.symbol, 0)
             if quantity > held:
-                raise ToolExecutionError(f"cannot sell {quantity} {q.symbol}: {held} shares held", "conflict")
+                raise conflict(f"cannot sell {quantity} {q.symbol}: {held} shares held")
         order = TradeOrder(
             order_id=self.world.new_id("ord"),
             symbol=q.symbol,
-            side=side,  # type: ignore[arg-type]
+            side="buy" if buy else "sell",
             quantity=quantity,
-            order_type=order_type,  # type: ignore[arg-type]
+            order_type=kind,
             limit_price=limit_price,
             # the market is closed at the simulated clock: market orders wait for the open, limits rest on the book
-            status="queued" if order_type == "market" else "open",
+            status="queued" if kind == "market" else "open",
             placed_at=self.world.stamp(),
         )
         self.state.orders[order.order_id] = order
@@ -736,12 +610,8 @@ class _Trading(Category):
     @tool("write", failure_hint="Only queued or open orders can be cancelled; confirm with {name}_list_orders.")
     def cancel_order(self, order_id: OrderId) -> dict[str, Any]:
         """Cancel an order that has not {filled}."""
-        order = self.state.orders.get(order_id)
-        if order is None:
-            raise not_found("order", order_id)
-        if order.status not in ("queued", "open"):
-            raise ToolExecutionError(f"order {order_id} is {order.status} and cannot be cancelled", "conflict")
-        order.status = "cancelled"
+        order = find(self.state.orders, order_id, "order")
+        cancel(order, "order", order_id, ("queued", "open"))
         if order.side == "buy":
             price = order.limit_price or quote(order.symbol).last_price
             self.state.buying_power = money(self.state.buying_power + order.quantity * price)
@@ -789,7 +659,7 @@ class _Trading(Category):
             Lookup(
                 topic="total_market_fund",
                 request="What is the ticker of the Vanguard Total Stock Market ETF and what does it trade at?",
-                call=Call(cls.search_tool, {"query": "Vanguard Total Stock Market"}),
+                call=Call(cls.tool_of("search_instruments"), {"query": "Vanguard Total Stock Market"}),
                 shows=[vti.symbol, shown(vti.last_price)],
                 answer=[vti.symbol, shown(vti.last_price)],
                 pin=Call("get_quote", {"symbol": vti.symbol}),
@@ -798,8 +668,14 @@ class _Trading(Category):
         ]
 
     @classmethod
+    def _spelled(cls, arg: str, value: str) -> str:
+        """How the provider spells an option of one of its parameters (E*TRADE writes BUY for buy)."""
+        own = cls.arg_types.get(cls.arg_of(arg))
+        options: tuple[str, ...] = get_args(get_args(own)[0]) if own is not None else (value,)
+        return next(option for option in options if option.lower() == value)
+
+    @classmethod
     def writes(cls) -> list[Write]:
-        side, buy, order_type, limit = cls.order_words
         vti_landed = [VTI_ORDER["symbol"], shown(VTI_ORDER["limit_price"])]
         return [
             Write(
@@ -809,9 +685,9 @@ class _Trading(Category):
                     "place_order",
                     {
                         "symbol": "VTI",
-                        side: buy,
+                        cls.arg_of("side"): cls._spelled("side", "buy"),
                         "quantity": VTI_ORDER["quantity"],
-                        order_type: limit,
+                        cls.arg_of("order_type"): cls._spelled("order_type", "limit"),
                         "limit_price": VTI_ORDER["limit_price"],
                     },
                 ),
@@ -831,84 +707,40 @@ class _Trading(Category):
         ]
 
 
-class Robinhood(_Trading):
-    name = "robinhood"
-    title = "Robinhood"
-    counterparts = ("etrade",)
+def _filled(order_id: str, symbol: str, quantity: int, limit_price: float | None, placed_at: str) -> TradeOrder:
+    """A buy order filled before the episode (a limit order when it has a limit price)."""
+    kind: Literal["market", "limit"] = "market" if limit_price is None else "limit"
+    return TradeOrder.model_validate(
+        {"order_id": order_id, "symbol": symbol, "side": "buy", "quantity": quantity, "order_type": kind}
+        | {"limit_price": limit_price, "status": "filled", "placed_at": placed_at}
+    )
+
+
+class Robinhood(_Trading, name="robinhood", title="Robinhood"):
     words: ClassVar[dict[str, str]] = {"security": "stock or ETF", "filled": "filled", "watchlist": "watchlist"}
-    search_tool = "search_instruments"
-    order_words = ("side", "buy", "order_type", "limit")
     start_buying_power = 5000.0
     start_positions: ClassVar[dict[str, int]] = {"AAPL": 12, "MSFT": 3}
-    past_orders = (
-        TradeOrder(
-            order_id="rh_ord_0412",
-            symbol="MSFT",
-            side="buy",
-            quantity=3,
-            order_type="market",
-            limit_price=None,
-            status="filled",
-            placed_at="2026-03-12T14:31:08Z",
-        ),
-    )
-
-    @tool("read", failure_hint="Prices in search results can lag; confirm the price with robinhood_get_quote.")
-    def search_instruments(self, query: QueryArg) -> dict[str, Any]:
-        """Find stocks and ETFs whose name or ticker matches the query."""
-        return self._search(query)
-
-    @tool("write", failure_hint="An order id does not prove the order persisted; confirm with robinhood_list_orders.")
-    def place_order(
-        self,
-        symbol: SymbolArg,
-        side: Annotated[Literal["buy", "sell"], Field(description="Buy or sell")],
-        quantity: QuantityArg,
-        order_type: Annotated[Literal["market", "limit"], Field(description="Market or limit order")],
-        limit_price: LimitArg = None,
-    ) -> dict[str, Any]:
-        """Place a market or limit order for whole shares."""
-        return self._place(symbol, side, quantity, order_type, limit_price)
+    past_orders = (_filled("rh_ord_0412", "MSFT", 3, None, "2026-03-12T14:31:08Z"),)
 
 
-class ETrade(_Trading):
-    name = "etrade"
-    title = "E*TRADE"
-    counterparts = ("robinhood",)
+class ETrade(_Trading, name="etrade", title="E*TRADE"):
     words: ClassVar[dict[str, str]] = {"security": "security", "filled": "executed", "watchlist": "watch list"}
-    search_tool = "lookup_symbol"
-    order_words = ("action", "BUY", "price_type", "LIMIT")
     start_buying_power = 12000.0
     start_positions: ClassVar[dict[str, int]] = {"VOO": 8, "BND": 40}
-    past_orders = (
-        TradeOrder(
-            order_id="et_ord_8830",
-            symbol="VOO",
-            side="buy",
-            quantity=2,
-            order_type="limit",
-            limit_price=505.0,
-            status="filled",
-            placed_at="2026-03-05T15:02:44Z",
-        ),
-    )
-
-    @tool("read", failure_hint="Prices in lookup results can lag; confirm the price with etrade_get_quote.")
-    def lookup_symbol(self, query: QueryArg) -> dict[str, Any]:
-        """Look up the ticker symbols of companies and funds whose name matches the query."""
-        return self._search(query)
-
-    @tool("write", failure_hint="An order id does not prove the order persisted; confirm with etrade_list_orders.")
-    def place_order(
-        self,
-        symbol: SymbolArg,
-        action: Annotated[Literal["BUY", "SELL"], Field(description="BUY or SELL")],
-        quantity: QuantityArg,
-        price_type: Annotated[Literal["MARKET", "LIMIT"], Field(description="MARKET or LIMIT")],
-        limit_price: LimitArg = None,
-    ) -> dict[str, Any]:
-        """Place an equity order (market or limit) for whole shares."""
-        return self._place(symbol, action.lower(), quantity, price_type.lower(), limit_price)
+    past_orders = (_filled("et_ord_8830", "VOO", 2, 505.0, "2026-03-05T15:02:44Z"),)
+    renames: ClassVar[dict[str, str]] = {"search_instruments": "lookup_symbol"}
+    arg_names: ClassVar[dict[str, str]] = {"side": "action", "order_type": "price_type"}
+    arg_types: ClassVar[dict[str, Any]] = {
+        "action": Annotated[Literal["BUY", "SELL"], Field(description="BUY or SELL")],
+        "price_type": Annotated[Literal["MARKET", "LIMIT"], Field(description="MARKET or LIMIT")],
+    }
+    docs: ClassVar[dict[str, str]] = {
+        "lookup_symbol": "Look up the ticker symbols of companies and funds whose name matches the query.",
+        "place_order": "Place an equity order (market or limit) for whole shares.",
+    }
+    hints: ClassVar[dict[str, str]] = {
+        "lookup_symbol": "Prices in lookup results can lag; confirm the price with etrade_get_quote."
+    }
 
 
-SERVICES: list[type[Service]] = [Zelle, Venmo, PayPal, Robinhood, ETrade]
+SERVICES: list[type[Service]] = [*peers(Zelle, Venmo, PayPal), *peers(Robinhood, ETrade)]

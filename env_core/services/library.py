@@ -30,7 +30,8 @@ from undertow.env_core.model import (
     ResultCheck,
     Scenario,
 )
-from undertow.env_core.services.base import Call, Lookup, Service, World, Write
+from undertow.env_core.services.base import Service, World
+from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.tools import PristineWorld
 
 FAMILY = "services"

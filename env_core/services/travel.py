@@ -1,8 +1,10 @@
 """Travel & lodging services: hotel and rental booking (Booking.com, Expedia, Airbnb) and ride hailing (Uber, Lyft).
 
-The lodging services list one shared catalog of stays (``STAYS``; Airbnb only its apartments) at the same prices, and
-the ride services price trips between the same known places (``PLACES``) with the same fare table, so that a
-fallback from one service to its counterpart reaches the same facts.
+The lodging services list one shared catalog of stays (``data/stays.jsonl``; Airbnb only its apartments) at the
+same prices, and the ride services resolve the same known places (``data/ride_places.jsonl``) and price trips
+between them with the same fare table (``data/fare_classes.jsonl``), so that a fallback from one service to its
+counterpart reaches the same facts. Each category's providers share its tools (:class:`_Lodging`, :class:`_Rides`),
+each naming them and its ids its own way.
 """
 
 from __future__ import annotations
@@ -12,23 +14,33 @@ import re
 from datetime import date
 from typing import Annotated, Any, ClassVar, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from undertow.env_core.services.base import (
-    Call,
-    Category,
-    Lookup,
-    Service,
-    Write,
+from undertow.env_core.services.base import Category, Service, peers
+from undertow.env_core.services.helpers import (
+    add_new,
+    cancel,
+    conflict,
+    find,
     invalid,
     money,
     not_found,
+    searched,
     shown,
-    tool,
 )
-from undertow.env_core.tools import ToolExecutionError
+from undertow.env_core.services.recipes import Call, Lookup, Write
+from undertow.env_core.services.seeds import DRIVERS, FARE_CLASSES, RIDE_PLACES, STAYS, Place, Stay
+from undertow.env_core.services.states import LodgingState, Reservation, Ride, RidesState
+from undertow.env_core.tools import ToolExecutionError, tool
 
 DOMAIN = "travel & lodging"
+
+
+# -------------------------------------------------------------------------------------------------------------------
+# Lodging
+
+
+NON_REFUNDABLE = "Non-refundable"
 
 
 def parse_day(text: str, what: str) -> date:
@@ -36,157 +48,6 @@ def parse_day(text: str, what: str) -> date:
         return date.fromisoformat(text.strip())
     except ValueError:
         raise invalid(f"{what} {text!r} is not a date in YYYY-MM-DD form") from None
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Lodging
-
-
-class Stay(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    name: str
-    kind: Literal["hotel", "apartment"]
-    city: str
-    area: str
-    address: str
-    nightly_price: float
-    rating: float
-    max_guests: int
-    amenities: list[str]
-    cancellation_policy: str
-    check_in_time: str
-    check_out_time: str
-
-
-FREE_48H = "Free cancellation until 48 hours before check-in"
-FREE_7D = "Free cancellation until 7 days before check-in"
-NON_REFUNDABLE = "Non-refundable"
-
-# The one catalog every lodging service seeds from (same names, prices and policies everywhere).
-STAYS: tuple[Stay, ...] = (
-    Stay(
-        key="midtown_suites",
-        name="Manhattan Midtown Suites",
-        kind="hotel",
-        city="New York, NY",
-        area="Midtown Manhattan",
-        address="151 W 54th St, New York, NY 10019",
-        nightly_price=289.45,
-        rating=8.6,
-        max_guests=3,
-        amenities=["free wifi", "fitness center", "kitchenette"],
-        cancellation_policy=FREE_48H,
-        check_in_time="15:00",
-        check_out_time="11:00",
-    ),
-    Stay(
-        key="manhattan_beacon",
-        name="The Manhattan Beacon Hotel",
-        kind="hotel",
-        city="New York, NY",
-        area="Upper West Side, Manhattan",
-        address="2130 Broadway, New York, NY 10023",
-        nightly_price=342.75,
-        rating=9.1,
-        max_guests=4,
-        amenities=["free wifi", "restaurant", "rooftop bar", "24-hour front desk"],
-        cancellation_policy=FREE_48H,
-        check_in_time="16:00",
-        check_out_time="12:00",
-    ),
-    Stay(
-        key="budget_midtown",
-        name="Budget Midtown",
-        kind="hotel",
-        city="New York, NY",
-        area="Midtown Manhattan",
-        address="340 W 40th St, New York, NY 10018",
-        nightly_price=171.35,
-        rating=7.2,
-        max_guests=2,
-        amenities=["free wifi"],
-        cancellation_policy=NON_REFUNDABLE,
-        check_in_time="15:00",
-        check_out_time="10:00",
-    ),
-    Stay(
-        key="chelsea_garden",
-        name="Chelsea Garden Apartment",
-        kind="apartment",
-        city="New York, NY",
-        area="Chelsea, Manhattan",
-        address="412 W 22nd St, New York, NY 10011",
-        nightly_price=236.15,
-        rating=8.9,
-        max_guests=4,
-        amenities=["kitchen", "washer", "free wifi", "garden"],
-        cancellation_policy=FREE_7D,
-        check_in_time="16:00",
-        check_out_time="11:00",
-    ),
-    Stay(
-        key="brooklyn_heights_inn",
-        name="Brooklyn Heights Inn",
-        kind="hotel",
-        city="New York, NY",
-        area="Brooklyn Heights, Brooklyn",
-        address="148 Clinton St, Brooklyn, NY 11201",
-        nightly_price=159.85,
-        rating=8.1,
-        max_guests=2,
-        amenities=["free wifi", "breakfast included"],
-        cancellation_policy=FREE_48H,
-        check_in_time="15:00",
-        check_out_time="11:00",
-    ),
-    Stay(
-        key="alfama_loft",
-        name="Alfama Riverside Loft",
-        kind="apartment",
-        city="Lisbon, Portugal",
-        area="Alfama",
-        address="Rua de Sao Miguel 24, 1100-544 Lisbon",
-        nightly_price=142.65,
-        rating=9.3,
-        max_guests=4,
-        amenities=["kitchen", "river view", "free wifi", "washer"],
-        cancellation_policy=FREE_7D,
-        check_in_time="16:00",
-        check_out_time="11:00",
-    ),
-    Stay(
-        key="principe_real_studio",
-        name="Principe Real Studio",
-        kind="apartment",
-        city="Lisbon, Portugal",
-        area="Principe Real",
-        address="Rua da Escola Politecnica 71, 1250-099 Lisbon",
-        nightly_price=118.35,
-        rating=8.8,
-        max_guests=2,
-        amenities=["kitchenette", "free wifi", "balcony"],
-        cancellation_policy=FREE_7D,
-        check_in_time="15:00",
-        check_out_time="10:00",
-    ),
-    Stay(
-        key="baixa_grand",
-        name="Baixa Grand Hotel",
-        kind="hotel",
-        city="Lisbon, Portugal",
-        area="Baixa",
-        address="Rua Augusta 180, 1100-053 Lisbon",
-        nightly_price=204.95,
-        rating=8.7,
-        max_guests=3,
-        amenities=["free wifi", "restaurant", "spa"],
-        cancellation_policy=FREE_48H,
-        check_in_time="14:00",
-        check_out_time="12:00",
-    ),
-)
 
 
 class StayDates(TypedDict):
@@ -205,46 +66,49 @@ def stay(key: str) -> Stay:
     return next(s for s in STAYS if s.key == key)
 
 
-class Reservation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    booking_id: str
-    stay_id: str
-    name: str
-    city: str
-    check_in: str
-    check_out: str
-    guests: int
-    nights: int
-    total_price: float
-    status: Literal["confirmed", "cancelled"]
-    created_at: str
+def _cheapest(city: str, where: str = "", kinds: tuple[str, ...] = ("hotel", "apartment")) -> Stay:
+    """The cheapest stay of ``kinds`` in a city (and an area naming ``where``)."""
+    return min(
+        (s for s in STAYS if s.city == city and where in s.area and s.kind in kinds), key=lambda s: s.nightly_price
+    )
 
 
-class LodgingState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+def _reservation(
+    booking_id: str, stay_id: str, stay: Stay | tuple[str, str], dates: StayDates, nights: int, total: float, made: str
+) -> Reservation:
+    """A confirmed booking of a stay (or of a name and a city: a property no longer listed) for ``dates``."""
+    name, city = (stay.name, stay.city) if isinstance(stay, Stay) else stay
+    booked = {"booking_id": booking_id, "stay_id": stay_id, "name": name, "city": city, **dates, "nights": nights}
+    return Reservation.model_validate({**booked, "total_price": total, "status": "confirmed", "created_at": made})
 
-    stays: dict[str, Stay]  # by the service's own id
-    bookings: dict[str, Reservation]
-    saved: list[str] = Field(default_factory=list)  # stay ids on the user's saved list (wishlist)
+
+def _past(booking_id: str, name: str, city: str, check_in: str, check_out: str, total: float) -> Reservation:
+    """A stay booked before the episode, of a property no longer listed."""
+    nights = (date.fromisoformat(check_out) - date.fromisoformat(check_in)).days
+    dates: StayDates = {"check_in": check_in, "check_out": check_out, "guests": 1}
+    return _reservation(booking_id, "archived", (name, city), dates, nights, total, "2026-02-11T18:42:10Z")
 
 
-class _Lodging(Category):
-    """Shared machinery of the lodging services; each subclass names its tools and ids its own way, and says which
-    of the shared recipes (by topic) it serves."""
+HotelId = Annotated[str, Field(description="The hotel's id as search_hotels returns it")]
+CheckIn = Annotated[str, Field(description="Check-in date, YYYY-MM-DD")]
+CheckOut = Annotated[str, Field(description="Check-out date, YYYY-MM-DD")]
+Guests = Annotated[int, Field(description="Number of guests", ge=1, le=16)]
+BookingId = Annotated[str, Field(description="The booking's id")]
 
-    domain = DOMAIN
-    category = "lodging"
-    State = LodgingState
+
+class _Lodging(Category, domain=DOMAIN, category="lodging"):
+    """A lodging service; the tools' templates are Expedia's, and each provider says which of the shared recipes (by
+    topic) it serves. ``words``: ``stay`` and ``property`` (what it calls a place to stay), ``booking`` (what it
+    calls a booking), ``A_code`` (a booking's number), ``booked``."""
+
+    state: LodgingState
     id_prefix: ClassVar[str]
     booking_prefix: ClassVar[str]
-    tools: ClassVar[dict[str, str]]  # the provider's name for search, details, book, bookings, save, saved
-    where_field: ClassVar[str] = "city"  # the search's place argument
     lookup_topics: ClassVar[tuple[str, ...]]
     write_topics: ClassVar[tuple[str, ...]]
-    id_field: ClassVar[str] = "hotel_id"
     kinds: ClassVar[tuple[str, ...]] = ("hotel", "apartment")
     past_bookings: ClassVar[tuple[Reservation, ...]] = ()
+    words: ClassVar[dict[str, str]] = {"stay": "hotel", "property": "property"}
 
     @classmethod
     def stay_id(cls, key: str) -> str:
@@ -258,14 +122,11 @@ class _Lodging(Category):
         )
 
     def _stay(self, stay_id: str) -> Stay:
-        found: Stay | None = self.state.stays.get(stay_id)
-        if found is None:
-            raise not_found(self.id_field.removesuffix("_id"), stay_id)
-        return found
+        return find(self.state.stays, stay_id, self.arg_of("hotel_id").removesuffix("_id"))
 
     def _card(self, stay_id: str, s: Stay) -> dict[str, Any]:
         return {
-            self.id_field: stay_id,
+            self.arg_of("hotel_id"): stay_id,
             "name": s.name,
             "type": s.kind,
             "city": s.city,
@@ -275,18 +136,8 @@ class _Lodging(Category):
             "max_guests": s.max_guests,
         }
 
-    def _details(self, stay_id: str) -> dict[str, Any]:
-        s = self._stay(stay_id)
-        return {
-            **self._card(stay_id, s),
-            "address": s.address,
-            "amenities": list(s.amenities),
-            "cancellation_policy": s.cancellation_policy,
-            "check_in_time": s.check_in_time,
-            "check_out_time": s.check_out_time,
-        }
-
-    def _dates(self, check_in: str, check_out: str, guests: int) -> tuple[date, date, int]:
+    def _dates(self, check_in: str, check_out: str, guests: int) -> int:
+        """The nights between two dates, once the request is one a site takes."""
         start, end = parse_day(check_in, "check_in"), parse_day(check_out, "check_out")
         if end <= start:
             raise invalid(f"check_out {check_out} must be after check_in {check_in}")
@@ -297,155 +148,159 @@ class _Lodging(Category):
             raise invalid(f"a stay of {nights} nights is longer than the 30 allowed")
         if guests < 1:
             raise invalid("guests must be at least 1")
-        return start, end, nights
+        return nights
 
-    def _search(self, where: str, check_in: str, check_out: str, guests: int) -> dict[str, Any]:
-        _, _, nights = self._dates(check_in, check_out, guests)
-        head = where.split(",")[0].strip().lower()
-        if not head:
-            raise invalid("name a city or neighborhood to search")
+    @tool(
+        "read", failure_hint="Results can be out of date or incomplete; confirm a {stay} with {name}_{tool:get_hotel}."
+    )
+    def search_hotels(
+        self,
+        city: Annotated[str, Field(description="City or neighborhood, e.g. 'Manhattan' or 'Lisbon, Portugal'")],
+        check_in: CheckIn,
+        check_out: CheckOut,
+        guests: Guests,
+    ) -> dict[str, Any]:
+        """Search hotels and vacation rentals in a city or neighborhood for the given dates and party size,
+        cheapest first."""
+        nights = self._dates(check_in, check_out, guests)
+        head = searched(city.split(",")[0], "name a city or neighborhood to search")
         results = []
         for stay_id, s in sorted(self.state.stays.items(), key=lambda kv: kv[1].nightly_price):
             if head not in f"{s.city} {s.area}".lower() or s.max_guests < guests:
                 continue
             results.append({**self._card(stay_id, s), "nights": nights, "total_price": money(s.nightly_price * nights)})
+        return {"query": city, "check_in": check_in, "check_out": check_out, "guests": guests, "results": results}
+
+    @tool("read", failure_hint="An unknown id is a not_found error; take ids from {name}_{tool:search_hotels}.")
+    def get_hotel(self, hotel_id: HotelId) -> dict[str, Any]:
+        """Full details of one {property}: address, amenities, cancellation policy, check-in and check-out times."""
+        s = self._stay(hotel_id)
         return {
-            "query": where,
-            "check_in": check_in,
-            "check_out": check_out,
-            "guests": guests,
-            "results": results,
+            **self._card(hotel_id, s),
+            "address": s.address,
+            "amenities": list(s.amenities),
+            "cancellation_policy": s.cancellation_policy,
+            "check_in_time": s.check_in_time,
+            "check_out_time": s.check_out_time,
         }
 
-    def _book(self, stay_id: str, check_in: str, check_out: str, guests: int) -> Reservation:
-        s = self._stay(stay_id)
-        _, _, nights = self._dates(check_in, check_out, guests)
+    @tool("write", failure_hint="{A_code} does not prove the stay persisted; check {name}_{tool:list_bookings}.")
+    def book_hotel(self, hotel_id: HotelId, check_in: CheckIn, check_out: CheckOut, guests: Guests) -> dict[str, Any]:
+        """Reserve a {property} for the given dates and guests; returns the {booking} with its total price."""
+        s = self._stay(hotel_id)
+        nights = self._dates(check_in, check_out, guests)
         if guests > s.max_guests:
             raise invalid(f"{s.name} sleeps at most {s.max_guests} guests, not {guests}")
         for other in self.state.bookings.values():
-            if other.stay_id == stay_id and other.status == "confirmed" and other.check_in == check_in:
-                raise ToolExecutionError(
-                    f"booking {other.booking_id} already holds {s.name} from {check_in}", "conflict"
-                )
-        booking = Reservation(
-            booking_id=self.world.new_id(self.booking_prefix),
-            stay_id=stay_id,
-            name=s.name,
-            city=s.city,
-            check_in=check_in,
-            check_out=check_out,
-            guests=guests,
-            nights=nights,
-            total_price=money(s.nightly_price * nights),
-            status="confirmed",
-            created_at=self.world.stamp(),
-        )
+            if other.stay_id == hotel_id and other.status == "confirmed" and other.check_in == check_in:
+                raise conflict(f"booking {other.booking_id} already holds {s.name} from {check_in}")
+        dates: StayDates = {"check_in": check_in, "check_out": check_out, "guests": guests}
+        total, made = money(s.nightly_price * nights), self.world.stamp()
+        booking = _reservation(self.world.new_id(self.booking_prefix), hotel_id, s, dates, nights, total, made)
         self.state.bookings[booking.booking_id] = booking
-        return booking
-
-    def _booking(self, booking_id: str) -> Reservation:
-        found: Reservation | None = self.state.bookings.get(booking_id)
-        if found is None:
-            raise not_found("booking", booking_id)
-        return found
+        return self._shown_booking(booking)
 
     def _shown_booking(self, b: Reservation) -> dict[str, Any]:
         record = b.model_dump()
-        record[self.id_field] = record.pop("stay_id")
+        record[self.arg_of("hotel_id")] = record.pop("stay_id")
         return record
 
-    def _list_bookings(self) -> dict[str, Any]:
+    @tool(
+        "readback",
+        failure_hint="A missing {booking} is a not_found error; list all with {name}_{tool:list_bookings}.",
+    )
+    def get_booking(self, booking_id: BookingId) -> dict[str, Any]:
+        """One {booking} by id: property, dates, guests, total price and status."""
+        return self._shown_booking(find(self.state.bookings, booking_id, "booking"))
+
+    @tool("readback", failure_hint="Shows only what persisted; a stay missing here was not {booked}.")
+    def list_bookings(self) -> dict[str, Any]:
+        """Every {booking} on the account."""
         return {"bookings": [self._shown_booking(b) for b in self.state.bookings.values()]}
 
-    def _cancel(self, booking_id: str) -> dict[str, Any]:
-        b = self._booking(booking_id)
-        if b.status == "cancelled":
-            raise ToolExecutionError(f"booking {booking_id} is already cancelled", "conflict")
-        if self.state.stays.get(b.stay_id) and self.state.stays[b.stay_id].cancellation_policy == NON_REFUNDABLE:
-            raise ToolExecutionError(f"booking {booking_id} is non-refundable and cannot be cancelled", "conflict")
-        b.status = "cancelled"
-        return {"booking_id": booking_id, "status": "cancelled"}
-
-    def _save(self, stay_ids: list[str]) -> dict[str, Any]:
-        if not stay_ids:
-            raise invalid("name at least one property to save")
-        for stay_id in stay_ids:
-            self._stay(stay_id)
-        added = [i for i in dict.fromkeys(stay_ids) if i not in self.state.saved]
-        self.state.saved.extend(added)
-        return {"status": "saved", "added": added}
-
-    def _saved(self) -> dict[str, Any]:
-        return {"saved": [self._card(i, self.state.stays[i]) for i in self.state.saved]}
+    @classmethod
+    def _cheapest_lookup(cls, topic: str, request: str, where: str, dates: StayDates, cheapest: Stay) -> Lookup:
+        """A recipe asking for the cheapest stay a search shows, pinned by its id."""
+        return Lookup(
+            topic=topic,
+            request=request,
+            call=Call(cls.tool_of("search_hotels"), {cls.arg_of("city"): where, **dates}),
+            shows=[cheapest.name, shown(cheapest.nightly_price)],
+            answer=[cheapest.name, shown(cheapest.nightly_price)],
+            pin=Call(cls.tool_of("get_hotel"), {cls.arg_of("hotel_id"): cls.stay_id(cheapest.key)}),
+            value_field="nightly_price",
+        )
 
     @classmethod
     def lookups(cls) -> list[Lookup]:
-        cheap, lisbon, loft = (
-            _manhattan_cheapest(),
-            _cheapest(("hotel", "apartment"), "Lisbon, Portugal"),
-            stay("alfama_loft"),
-        )
-        search, details, where, id_field = cls.tools["search"], cls.tools["details"], cls.where_field, cls.id_field
+        loft = stay("alfama_loft")
         by_topic = {
-            "manhattan_hotels": Lookup(
-                topic="manhattan_hotels",
-                request="Which is the cheapest hotel in Manhattan for two guests from April 7 to 9, 2026, and what "
-                "is its nightly rate?",
-                call=Call(search, {where: "Manhattan", **MANHATTAN}),
-                shows=[cheap.name, shown(cheap.nightly_price)],
-                answer=[cheap.name, shown(cheap.nightly_price)],
-                pin=Call(details, {id_field: cls.stay_id(cheap.key)}),
-                value_field="nightly_price",
+            "manhattan_hotels": lambda: cls._cheapest_lookup(
+                "manhattan_hotels",
+                "Which is the cheapest hotel in Manhattan for two guests from April 7 to 9, 2026, and what is its "
+                "nightly rate?",
+                "Manhattan",
+                MANHATTAN,
+                _cheapest("New York, NY", "Manhattan", ("hotel",)),
             ),
-            "lisbon_stay": Lookup(
-                topic="lisbon_stay",
-                request="Find the cheapest place to stay in Lisbon for two guests from May 14 to 17, 2026, and tell "
-                "me its nightly price.",
-                call=Call(search, {where: "Lisbon", **LISBON}),
-                shows=[lisbon.name, shown(lisbon.nightly_price)],
-                answer=[lisbon.name, shown(lisbon.nightly_price)],
-                pin=Call(details, {id_field: cls.stay_id(lisbon.key)}),
-                value_field="nightly_price",
+            "lisbon_stay": lambda: cls._cheapest_lookup(
+                "lisbon_stay",
+                "Find the cheapest place to stay in Lisbon for two guests from May 14 to 17, 2026, and tell me its "
+                "nightly price.",
+                "Lisbon",
+                LISBON,
+                _cheapest("Lisbon, Portugal"),
             ),
-            "stay_policy": Lookup(
+            "stay_policy": lambda: Lookup(
                 topic="stay_policy",
                 request="What is the cancellation policy and the check-in time of the Alfama Riverside Loft in Lisbon?",
-                call=Call(details, {id_field: cls.stay_id(loft.key)}),
+                call=Call(cls.tool_of("get_hotel"), {cls.arg_of("hotel_id"): cls.stay_id(loft.key)}),
                 shows=[loft.cancellation_policy, loft.check_in_time],
                 answer=["7 days", loft.check_in_time],
             ),
         }
-        return [by_topic[topic] for topic in cls.lookup_topics]
+        return [by_topic[topic]() for topic in cls.lookup_topics]
+
+    @classmethod
+    def _booking_write(cls, request: str, where: str, dates: StayDates, booked: Stay, nights: int) -> Write:
+        """A recipe booking one stay after a search, confirmed in the list of bookings."""
+        return Write(
+            topic=f"{where.lower()}_booking",
+            request=request,
+            call=Call(cls.tool_of("book_hotel"), {cls.arg_of("hotel_id"): cls.stay_id(booked.key), **dates}),
+            before=[Call(cls.tool_of("search_hotels"), {cls.arg_of("city"): where, **dates})],
+            readback=Call(cls.tool_of("list_bookings")),
+            landed=[booked.name, dates["check_in"]],
+            answer=[booked.name, shown(money(booked.nightly_price * nights))],
+        )
 
     @classmethod
     def writes(cls) -> list[Write]:
-        beacon, loft, studio = stay("manhattan_beacon"), stay("alfama_loft"), stay("principe_real_studio")
-        search, where, id_field = cls.tools["search"], cls.where_field, cls.id_field
+        loft, studio = stay("alfama_loft"), stay("principe_real_studio")
         by_topic = {
-            "manhattan_booking": lambda: Write(
-                topic="manhattan_booking",
-                request="Book The Manhattan Beacon Hotel for two guests from April 7 to 9, 2026.",
-                call=Call(cls.tools["book"], {id_field: cls.stay_id(beacon.key), **MANHATTAN}),
-                before=[Call(search, {where: "Manhattan", **MANHATTAN})],
-                readback=Call(cls.tools["bookings"]),
-                landed=[beacon.name, MANHATTAN["check_in"]],
-                answer=[beacon.name, shown(money(beacon.nightly_price * 2))],
+            "manhattan_booking": lambda: cls._booking_write(
+                "Book The Manhattan Beacon Hotel for two guests from April 7 to 9, 2026.",
+                "Manhattan",
+                MANHATTAN,
+                stay("manhattan_beacon"),
+                2,
             ),
-            "lisbon_booking": lambda: Write(
-                topic="lisbon_booking",
-                request="Book the Alfama Riverside Loft in Lisbon for two guests from May 14 to 17, 2026.",
-                call=Call(cls.tools["book"], {id_field: cls.stay_id(loft.key), **LISBON}),
-                before=[Call(search, {where: "Lisbon", **LISBON})],
-                readback=Call(cls.tools["bookings"]),
-                landed=[loft.name, LISBON["check_in"]],
-                answer=[loft.name, shown(money(loft.nightly_price * 3))],
+            "lisbon_booking": lambda: cls._booking_write(
+                "Book the Alfama Riverside Loft in Lisbon for two guests from May 14 to 17, 2026.",
+                "Lisbon",
+                LISBON,
+                loft,
+                3,
             ),
             "lisbon_shortlist": lambda: Write(
                 topic="lisbon_shortlist",
                 request="Save the Alfama Riverside Loft and the Principe Real Studio in Lisbon to my saved list.",
-                call=Call(cls.tools["save"], {f"{id_field}s": [cls.stay_id(loft.key), cls.stay_id(studio.key)]}),
-                before=[Call(search, {where: "Lisbon", **LISBON})],
-                readback=Call(cls.tools["saved"]),
+                call=Call(
+                    cls.tool_of("save_hotels"),
+                    {cls.arg_of("hotel_ids"): [cls.stay_id(loft.key), cls.stay_id(studio.key)]},
+                ),
+                before=[Call(cls.tool_of("search_hotels"), {cls.arg_of("city"): "Lisbon", **LISBON})],
+                readback=Call(cls.tool_of("get_saved_hotels")),
                 landed=[loft.name, studio.name],
                 answer=[loft.name, studio.name],
             ),
@@ -453,319 +308,131 @@ class _Lodging(Category):
         return [by_topic[topic]() for topic in cls.write_topics]  # built on demand: not every site saves
 
 
-def _past(booking_id: str, name: str, city: str, check_in: str, check_out: str, total: float) -> Reservation:
-    nights = (date.fromisoformat(check_out) - date.fromisoformat(check_in)).days
-    return Reservation(
-        booking_id=booking_id,
-        stay_id="archived",
-        name=name,
-        city=city,
-        check_in=check_in,
-        check_out=check_out,
-        guests=1,
-        nights=nights,
-        total_price=total,
-        status="confirmed",
-        created_at="2026-02-11T18:42:10Z",
+HotelIds = Annotated[list[str], Field(description="Ids of the properties to save, from search_hotels")]
+
+
+class _Saving(_Lodging):
+    """A lodging service with a saved list; more ``words``: ``properties``, ``list`` (what it calls the saved list),
+    ``resave``."""
+
+    @tool(
+        "write",
+        failure_hint="Saving can silently drop some {properties}; confirm with {name}_{tool:get_saved_hotels}.",
     )
+    def save_hotels(
+        self,
+        hotel_ids: HotelIds,
+    ) -> dict[str, Any]:
+        """Add one or more {properties} to the user's {list}."""
+        if not hotel_ids:
+            raise invalid("name at least one property to save")
+        for stay_id in hotel_ids:
+            self._stay(stay_id)
+        return {"status": "saved", "added": add_new(self.state.saved, hotel_ids)}
+
+    @tool("readback", failure_hint="Shows only what persisted; {resave} any {property} missing here.")
+    def get_saved_hotels(self) -> dict[str, Any]:
+        """The {properties} on the user's {list}."""
+        return {"saved": [self._card(i, self.state.stays[i]) for i in self.state.saved]}
 
 
-HotelId = Annotated[str, Field(description="The hotel's id as search_hotels returns it")]
-CityArg = Annotated[str, Field(description="City or neighborhood, e.g. 'Manhattan' or 'Lisbon, Portugal'")]
-CheckIn = Annotated[str, Field(description="Check-in date, YYYY-MM-DD")]
-CheckOut = Annotated[str, Field(description="Check-out date, YYYY-MM-DD")]
-Guests = Annotated[int, Field(description="Number of guests", ge=1, le=16)]
-BookingId = Annotated[str, Field(description="The booking's id")]
-
-
-def _cheapest(kind_ok: tuple[str, ...], city: str) -> Stay:
-    return min((s for s in STAYS if s.city == city and s.kind in kind_ok), key=lambda s: s.nightly_price)
-
-
-def _manhattan_cheapest() -> Stay:
-    return min((s for s in STAYS if "Manhattan" in s.area and s.kind == "hotel"), key=lambda s: s.nightly_price)
-
-
-class _Hotels(_Lodging):
-    """A hotel site (Booking.com, Expedia); ``words``: ``booking`` (what it calls a booking), ``bookings`` (its list
-    tool)."""
-
-    @tool("read", failure_hint="Results can be out of date or incomplete; confirm a hotel with {name}_get_hotel.")
-    def search_hotels(self, city: CityArg, check_in: CheckIn, check_out: CheckOut, guests: Guests) -> dict[str, Any]:
-        """Search hotels and vacation rentals in a city or neighborhood for the given dates and party size,
-        cheapest first."""
-        return self._search(city, check_in, check_out, guests)
-
-    @tool("read", failure_hint="An unknown id is a not_found error; take ids from {name}_search_hotels.")
-    def get_hotel(self, hotel_id: HotelId) -> dict[str, Any]:
-        """Full details of one property: address, amenities, cancellation policy, check-in and check-out times."""
-        return self._details(hotel_id)
-
-    @tool("readback", failure_hint="A missing {booking} is a not_found error; list all with {name}_{bookings}.")
-    def get_booking(self, booking_id: BookingId) -> dict[str, Any]:
-        """One {booking} by id: property, dates, guests, total price and status."""
-        return self._shown_booking(self._booking(booking_id))
-
-
-class Booking(_Hotels):
-    name = "booking"
-    title = "Booking.com"
-    counterparts = ("expedia", "airbnb")
+class Booking(_Lodging, name="booking", title="Booking.com"):
     id_prefix = "bdc"
     booking_prefix = "bdc_bk"
     past_bookings = (_past("bdc_bk_7781", "Pike Place Inn", "Seattle, WA", "2026-02-20", "2026-02-22", 398.6),)
-    words: ClassVar[dict[str, str]] = {"booking": "booking", "bookings": "list_bookings"}
+    words: ClassVar[dict[str, str]] = {"booking": "booking"}
+    renames: ClassVar[dict[str, str]] = {"book_hotel": "create_booking"}
     docs: ClassVar[dict[str, str]] = {
         "search_hotels": "Search hotels and apartments in a city or neighborhood for the given dates and party "
-        "size, cheapest first, with the nightly and total price."
+        "size, cheapest first, with the nightly and total price.",
+        "create_booking": "Book a property for the given dates and number of guests; returns the new booking with "
+        "its total.",
+        "list_bookings": "Every booking on the account, confirmed and cancelled.",
     }
-    tools: ClassVar[dict[str, str]] = {
-        "search": "search_hotels",
-        "details": "get_hotel",
-        "book": "create_booking",
-        "bookings": "list_bookings",
+    hints: ClassVar[dict[str, str]] = {
+        "create_booking": "A confirmation does not prove the reservation persisted; confirm with "
+        "booking_list_bookings.",
+        "list_bookings": "Shows only what persisted; a booking missing here did not go through.",
     }
     lookup_topics = ("manhattan_hotels", "lisbon_stay")
     write_topics = ("manhattan_booking", "lisbon_booking")
 
     @tool(
-        "write",
-        failure_hint="A confirmation does not prove the reservation persisted; confirm with booking_list_bookings.",
-    )
-    def create_booking(
-        self, hotel_id: HotelId, check_in: CheckIn, check_out: CheckOut, guests: Guests
-    ) -> dict[str, Any]:
-        """Book a property for the given dates and number of guests; returns the new booking with its total."""
-        return self._shown_booking(self._book(hotel_id, check_in, check_out, guests))
-
-    @tool("readback", failure_hint="Shows only what persisted; a booking missing here did not go through.")
-    def list_bookings(self) -> dict[str, Any]:
-        """Every booking on the account, confirmed and cancelled."""
-        return self._list_bookings()
-
-    @tool(
-        "write",
-        failure_hint="Non-refundable bookings cannot be cancelled; check the status with booking_get_booking.",
+        "write", failure_hint="Non-refundable bookings cannot be cancelled; check the status with booking_get_booking."
     )
     def cancel_booking(self, booking_id: BookingId) -> dict[str, Any]:
         """Cancel a confirmed booking (refused for non-refundable rates)."""
-        return self._cancel(booking_id)
+        b = find(self.state.bookings, booking_id, "booking")
+        if b.status == "cancelled":
+            raise conflict(f"booking {booking_id} is already cancelled")
+        if self.state.stays.get(b.stay_id) and self.state.stays[b.stay_id].cancellation_policy == NON_REFUNDABLE:
+            raise conflict(f"booking {booking_id} is non-refundable and cannot be cancelled")
+        b.status = "cancelled"
+        return {"booking_id": booking_id, "status": "cancelled"}
 
 
-class Expedia(_Hotels):
-    name = "expedia"
-    title = "Expedia"
-    counterparts = ("booking", "airbnb")
+class Expedia(_Saving, name="expedia", title="Expedia"):
     id_prefix = "exp"
     booking_prefix = "exp_itin"
     past_bookings = (_past("exp_itin_5520", "Harborview Hotel", "Boston, MA", "2026-01-09", "2026-01-11", 452.3),)
-    words: ClassVar[dict[str, str]] = {"booking": "itinerary", "bookings": "list_trips"}
-    tools: ClassVar[dict[str, str]] = {
-        "search": "search_hotels",
-        "details": "get_hotel",
-        "book": "book_hotel",
-        "bookings": "list_trips",
-        "save": "save_hotels",
-        "saved": "get_saved_hotels",
+    words: ClassVar[dict[str, str]] = {
+        "booking": "itinerary",
+        "A_code": "An itinerary number",
+        "booked": "booked",
+        "properties": "properties",
+        "list": "saved list",
+        "resave": "re-save",
     }
+    renames: ClassVar[dict[str, str]] = {"list_bookings": "list_trips"}
+    docs: ClassVar[dict[str, str]] = {"list_trips": "Every trip (hotel booking) on the account."}
     lookup_topics = ("manhattan_hotels", "stay_policy")
     write_topics = ("manhattan_booking", "lisbon_shortlist")
 
-    @tool("write", failure_hint="An itinerary number does not prove the stay persisted; check expedia_list_trips.")
-    def book_hotel(self, hotel_id: HotelId, check_in: CheckIn, check_out: CheckOut, guests: Guests) -> dict[str, Any]:
-        """Reserve a property for the given dates and guests; returns the itinerary with its total price."""
-        return self._shown_booking(self._book(hotel_id, check_in, check_out, guests))
 
-    @tool("readback", failure_hint="Shows only what persisted; a stay missing here was not booked.")
-    def list_trips(self) -> dict[str, Any]:
-        """Every trip (hotel booking) on the account."""
-        return self._list_bookings()
-
-    @tool("write", failure_hint="Saving can silently drop some properties; confirm with expedia_get_saved_hotels.")
-    def save_hotels(
-        self,
-        hotel_ids: Annotated[list[str], Field(description="Ids of the properties to save, from search_hotels")],
-    ) -> dict[str, Any]:
-        """Add one or more properties to the user's saved list."""
-        return self._save(hotel_ids)
-
-    @tool("readback", failure_hint="Shows only what persisted; re-save any property missing here.")
-    def get_saved_hotels(self) -> dict[str, Any]:
-        """The properties on the user's saved list."""
-        return self._saved()
-
-
-ListingId = Annotated[str, Field(description="The listing's id as search_listings returns it")]
-
-
-class Airbnb(_Lodging):
-    name = "airbnb"
-    title = "Airbnb"
-    counterparts = ("booking", "expedia")
+class Airbnb(_Saving, name="airbnb", title="Airbnb"):
     id_prefix = "abnb"
     booking_prefix = "abnb_res"
-    id_field = "listing_id"
     kinds = ("apartment",)
     past_bookings = (_past("abnb_res_3012", "Sunset Cabin", "Lake Tahoe, CA", "2026-01-23", "2026-01-25", 512.4),)
-    tools: ClassVar[dict[str, str]] = {
-        "search": "search_listings",
-        "details": "get_listing",
-        "book": "book_listing",
-        "bookings": "list_reservations",
-        "save": "add_to_wishlist",
-        "saved": "get_wishlist",
+    words: ClassVar[dict[str, str]] = {
+        "stay": "listing",
+        "property": "listing",
+        "booking": "reservation",
+        "A_code": "A reservation code",
+        "booked": "reserved",
+        "properties": "listings",
+        "list": "wishlist",
+        "resave": "re-add",
     }
-    where_field = "location"
+    renames: ClassVar[dict[str, str]] = {
+        "search_hotels": "search_listings",
+        "get_hotel": "get_listing",
+        "book_hotel": "book_listing",
+        "get_booking": "get_reservation",
+        "list_bookings": "list_reservations",
+        "save_hotels": "add_to_wishlist",
+        "get_saved_hotels": "get_wishlist",
+    }
+    arg_names: ClassVar[dict[str, str]] = {"city": "location", "hotel_id": "listing_id", "hotel_ids": "listing_ids"}
+    arg_types: ClassVar[dict[str, Any]] = {
+        "location": Annotated[str, Field(description="City or neighborhood, e.g. 'Lisbon' or 'Chelsea, Manhattan'")],
+        "listing_id": Annotated[str, Field(description="The listing's id as search_listings returns it")],
+        "listing_ids": Annotated[list[str], Field(description="Ids of the listings to save, from search_listings")],
+    }
+    docs: ClassVar[dict[str, str]] = {
+        "search_listings": "Search whole-home listings in a city or neighborhood for the given dates and guests, "
+        "cheapest first.",
+        "get_reservation": "One reservation by its booking id: listing, dates, guests, total price and status.",
+    }
+    hints: ClassVar[dict[str, str]] = {
+        "get_reservation": "A missing reservation is a not_found error; see airbnb_list_reservations."
+    }
     lookup_topics = ("lisbon_stay", "stay_policy")
     write_topics = ("lisbon_booking", "lisbon_shortlist")
 
-    @tool("read", failure_hint="Results can be out of date or incomplete; confirm a listing with airbnb_get_listing.")
-    def search_listings(
-        self,
-        location: Annotated[str, Field(description="City or neighborhood, e.g. 'Lisbon' or 'Chelsea, Manhattan'")],
-        check_in: CheckIn,
-        check_out: CheckOut,
-        guests: Guests,
-    ) -> dict[str, Any]:
-        """Search whole-home listings in a city or neighborhood for the given dates and guests, cheapest first."""
-        return self._search(location, check_in, check_out, guests)
 
-    @tool("read", failure_hint="An unknown id is a not_found error; take ids from airbnb_search_listings.")
-    def get_listing(self, listing_id: ListingId) -> dict[str, Any]:
-        """Full details of one listing: address, amenities, cancellation policy, check-in and check-out times."""
-        return self._details(listing_id)
-
-    @tool(
-        "write",
-        failure_hint="A reservation code does not prove the stay persisted; check airbnb_list_reservations.",
-    )
-    def book_listing(
-        self, listing_id: ListingId, check_in: CheckIn, check_out: CheckOut, guests: Guests
-    ) -> dict[str, Any]:
-        """Reserve a listing for the given dates and guests; returns the reservation with its total price."""
-        return self._shown_booking(self._book(listing_id, check_in, check_out, guests))
-
-    @tool("readback", failure_hint="A missing reservation is a not_found error; see airbnb_list_reservations.")
-    def get_reservation(self, booking_id: BookingId) -> dict[str, Any]:
-        """One reservation by its booking id: listing, dates, guests, total price and status."""
-        return self._shown_booking(self._booking(booking_id))
-
-    @tool("readback", failure_hint="Shows only what persisted; a stay missing here was not reserved.")
-    def list_reservations(self) -> dict[str, Any]:
-        """Every reservation on the account."""
-        return self._list_bookings()
-
-    @tool("write", failure_hint="Saving can silently drop some listings; confirm with airbnb_get_wishlist.")
-    def add_to_wishlist(
-        self,
-        listing_ids: Annotated[list[str], Field(description="Ids of the listings to save, from search_listings")],
-    ) -> dict[str, Any]:
-        """Add one or more listings to the user's wishlist."""
-        return self._save(listing_ids)
-
-    @tool("readback", failure_hint="Shows only what persisted; re-add any listing missing here.")
-    def get_wishlist(self) -> dict[str, Any]:
-        """The listings on the user's wishlist."""
-        return self._saved()
-
-
-# ---------------------------------------------------------------------------------------------------------------
+# -------------------------------------------------------------------------------------------------------------------
 # Rides
-
-
-class Place(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    key: str
-    name: str
-    address: str
-    lat: float
-    lon: float
-    aliases: list[str]
-
-
-# Known places both ride services resolve (free text is matched against the name and aliases).
-PLACES: tuple[Place, ...] = (
-    Place(
-        key="sfo",
-        name="San Francisco International Airport (SFO)",
-        address="780 S Airport Blvd, San Francisco, CA 94128",
-        lat=37.6213,
-        lon=-122.3790,
-        aliases=["sfo", "san francisco airport", "sfo airport", "san francisco international airport"],
-    ),
-    Place(
-        key="oak",
-        name="Oakland International Airport (OAK)",
-        address="1 Airport Dr, Oakland, CA 94621",
-        lat=37.7126,
-        lon=-122.2197,
-        aliases=["oak", "oakland airport", "oakland international airport"],
-    ),
-    Place(
-        key="moscone",
-        name="Moscone Center",
-        address="747 Howard St, San Francisco, CA 94103",
-        lat=37.7842,
-        lon=-122.4016,
-        aliases=["moscone", "moscone center", "747 howard st"],
-    ),
-    Place(
-        key="ferry_building",
-        name="Ferry Building",
-        address="1 Ferry Building, San Francisco, CA 94111",
-        lat=37.7955,
-        lon=-122.3937,
-        aliases=["ferry building", "ferry plaza"],
-    ),
-    Place(
-        key="oracle_park",
-        name="Oracle Park",
-        address="24 Willie Mays Plaza, San Francisco, CA 94107",
-        lat=37.7786,
-        lon=-122.3893,
-        aliases=["oracle park", "giants stadium", "24 willie mays plaza"],
-    ),
-    Place(
-        key="chase_center",
-        name="Chase Center",
-        address="1 Warriors Way, San Francisco, CA 94158",
-        lat=37.7680,
-        lon=-122.3877,
-        aliases=["chase center", "1 warriors way"],
-    ),
-    Place(
-        key="union_square",
-        name="Union Square",
-        address="333 Post St, San Francisco, CA 94108",
-        lat=37.7880,
-        lon=-122.4075,
-        aliases=["union square", "333 post st"],
-    ),
-    Place(
-        key="home",
-        name="Home",
-        address="1450 Valencia St, San Francisco, CA 94110",
-        lat=37.7493,
-        lon=-122.4205,
-        aliases=["home", "1450 valencia st", "my place"],
-    ),
-    Place(
-        key="work",
-        name="Work",
-        address="500 Howard St, San Francisco, CA 94105",
-        lat=37.7880,
-        lon=-122.3967,
-        aliases=["work", "office", "500 howard st"],
-    ),
-)
-
-# Fare classes: (base, per mile, per minute, minimum, seats). The same table prices both services' classes.
-FARE_CLASSES = {
-    "standard": (2.55, 1.38, 0.41, 8.45, 4),
-    "xl": (3.85, 2.21, 0.56, 11.65, 6),
-    "premium": (8.15, 3.47, 0.72, 21.35, 4),
-}
 
 
 def route(a: Place, b: Place) -> tuple[float, int]:
@@ -780,42 +447,13 @@ def route(a: Place, b: Place) -> tuple[float, int]:
 
 
 def fare(fare_class: str, a: Place, b: Place) -> float:
-    base, per_mile, per_minute, minimum, _ = FARE_CLASSES[fare_class]
+    fc = FARE_CLASSES[fare_class]
     miles, minutes = route(a, b)
-    return money(max(minimum, base + per_mile * miles + per_minute * minutes))
+    return money(max(fc.minimum, fc.base + fc.per_mile * miles + fc.per_minute * minutes))
 
 
 def place(key: str) -> Place:
-    return next(p for p in PLACES if p.key == key)
-
-
-class Ride(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    ride_id: str
-    pickup: str
-    dropoff: str
-    product: str
-    fare: float
-    status: Literal["driver_assigned", "completed", "cancelled"]
-    driver: str
-    vehicle: str
-    requested_at: str
-
-
-class RidesState(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    rides: dict[str, Ride]
-    saved_places: list[str]  # place keys
-
-
-DRIVERS = (
-    ("Marisol Vega", "Toyota Camry, white, 8KPL214"),
-    ("Dev Anand", "Honda Accord, gray, 7TRX903"),
-    ("Olu Adeyemi", "Tesla Model 3, black, 9BDF551"),
-    ("Karen Cho", "Kia Niro, blue, 8ZEN406"),
-)
+    return next(p for p in RIDE_PLACES if p.key == key)
 
 
 PickupArg = Annotated[str, Field(description="Pickup place or address, e.g. 'SFO' or 'Ferry Building'")]
@@ -824,12 +462,10 @@ RideId = Annotated[str, Field(description="The ride's id")]
 PlacesArg = Annotated[list[str], Field(description="Places or addresses to save, e.g. ['Oracle Park']")]
 
 
-class _Rides(Category):
+class _Rides(Category, domain=DOMAIN, category="rides"):
     """A ride service; ``words``: ``option`` (what a product is called), ``product`` (the field in a ride)."""
 
-    domain = DOMAIN
-    category = "rides"
-    State = RidesState
+    state: RidesState
     products: ClassVar[dict[str, str]]  # product name -> fare class
     id_prefix: ClassVar[str]
     past_rides: ClassVar[tuple[Ride, ...]] = ()
@@ -849,7 +485,7 @@ class _Rides(Category):
         q = " ".join(q.split())
         if not q:
             raise invalid("name a place or address")
-        hits = [p for p in PLACES if any(q == a or q in a or a in q for a in p.aliases)]
+        hits = [p for p in RIDE_PLACES if any(q == a or q in a or a in q for a in p.aliases)]
         if len(hits) > 1:
             names = ", ".join(p.name for p in hits)
             raise ToolExecutionError(f"{text!r} matches several places ({names}); be more specific", "ambiguous")
@@ -870,7 +506,7 @@ class _Rides(Category):
             "distance_miles": miles,
             "duration_min": minutes,
             "options": [
-                {"product": product, "fare": fare(fc, a, b), "seats": FARE_CLASSES[fc][4]}
+                {"product": product, "fare": fare(fc, a, b), "seats": FARE_CLASSES[fc].seats}
                 for product, fc in self.products.items()
             ],
         }
@@ -885,8 +521,8 @@ class _Rides(Category):
             raise invalid("pickup and dropoff are the same place")
         active = [r for r in self.state.rides.values() if r.status == "driver_assigned"]
         if active:
-            raise ToolExecutionError(f"ride {active[0].ride_id} is still active; cancel it first", "conflict")
-        driver, vehicle = DRIVERS[len(self.state.rides) % len(DRIVERS)]
+            raise conflict(f"ride {active[0].ride_id} is still active; cancel it first")
+        driver = DRIVERS[len(self.state.rides) % len(DRIVERS)]
         ride = Ride(
             ride_id=self.world.new_id(self.id_prefix),
             pickup=a.name,
@@ -894,23 +530,17 @@ class _Rides(Category):
             product=product,
             fare=fare(self.products[product], a, b),
             status="driver_assigned",
-            driver=driver,
-            vehicle=vehicle,
+            driver=driver.name,
+            vehicle=driver.vehicle,
             requested_at=self.world.stamp(),
         )
         self.state.rides[ride.ride_id] = ride
         return {**ride.model_dump(), "pickup_eta_min": 4 + len(self.state.rides) % 5}
 
-    def _ride(self, ride_id: str) -> Ride:
-        found: Ride | None = self.state.rides.get(ride_id)
-        if found is None:
-            raise not_found("ride", ride_id)
-        return found
-
     @tool("readback", failure_hint="An unknown id is a not_found error; list rides with {name}_list_rides.")
     def get_ride(self, ride_id: RideId) -> dict[str, Any]:
         """One ride by id: route, {product}, fare, driver and status."""
-        return self._ride(ride_id).model_dump()
+        return find(self.state.rides, ride_id, "ride").model_dump()
 
     @tool("readback", failure_hint="Shows only what persisted; a ride missing here was never requested.")
     def list_rides(self) -> dict[str, Any]:
@@ -920,10 +550,7 @@ class _Rides(Category):
     @tool("write", failure_hint="Only an active ride can be cancelled; check the status with {name}_get_ride.")
     def cancel_ride(self, ride_id: RideId) -> dict[str, Any]:
         """Cancel an active ride."""
-        ride = self._ride(ride_id)
-        if ride.status != "driver_assigned":
-            raise ToolExecutionError(f"ride {ride_id} is {ride.status} and cannot be cancelled", "conflict")
-        ride.status = "cancelled"
+        cancel(find(self.state.rides, ride_id, "ride"), "ride", ride_id, ("driver_assigned",))
         return {"ride_id": ride_id, "status": "cancelled"}
 
     @tool("write", failure_hint="Saving can silently drop some places; confirm with {name}_get_saved_places.")
@@ -1012,20 +639,14 @@ def _past_ride(ride_id: str, pickup: str, dropoff: str, product: str, when: str)
     )
 
 
-class Uber(_Rides):
-    name = "uber"
-    title = "Uber"
-    counterparts = ("lyft",)
+class Uber(_Rides, name="uber", title="Uber"):
     words: ClassVar[dict[str, str]] = {"option": "ride option", "product": "product"}
     products: ClassVar[dict[str, str]] = {"UberX": "standard", "UberXL": "xl", "Uber Black": "premium"}
     id_prefix = "uber_ride"
     past_rides = (_past_ride("uber_ride_0311", "home", "ferry_building", "UberX", "2026-03-14T17:05:00Z"),)
 
 
-class Lyft(_Rides):
-    name = "lyft"
-    title = "Lyft"
-    counterparts = ("uber",)
+class Lyft(_Rides, name="lyft", title="Lyft"):
     words: ClassVar[dict[str, str]] = {"option": "ride type", "product": "ride type"}
     docs: ClassVar[dict[str, str]] = {
         "get_fare_estimates": "Price and drive-time estimates for every ride type between two places."
@@ -1035,4 +656,4 @@ class Lyft(_Rides):
     past_rides = (_past_ride("lyft_ride_0298", "work", "union_square", "Lyft", "2026-03-11T01:20:00Z"),)
 
 
-SERVICES: list[type[Service]] = [Booking, Expedia, Airbnb, Uber, Lyft]
+SERVICES: list[type[Service]] = [*peers(Booking, Expedia, Airbnb), *peers(Uber, Lyft)]

@@ -164,100 +164,76 @@ def build_scenarios(toolbox: SqliteToolBox) -> list[Scenario]:
     departments = [r["name"] for r in toolbox.query("SELECT name FROM departments ORDER BY id")]
     projects = [r["name"] for r in toolbox.query("SELECT name FROM projects ORDER BY id")]
 
-    instances: list[tuple[str, str, str, dict[str, Any], list[list[PlannedCall]]]] = []
-    for first, last in rng.sample(managers, min(PER_TEMPLATE, len(managers))):
-        instances.append(
-            (
-                "reports",
-                f"What are the ids, names and salaries of the employees who report to {first} {last}?",
-                "reports_with_salary_by_manager_name",
-                {"first_name": first, "last_name": last},
-                [
-                    [
-                        PlannedCall(
-                            tool="reports_with_salary_by_manager_name",
-                            arguments={"first_name": first, "last_name": last},
-                        )
-                    ],
-                    [
-                        PlannedCall(tool="find_employee_ids", arguments={"first_name": first, "last_name": last}),
-                        PlannedCall(tool="list_reports_with_salary", arguments={"manager_ids": _ref("employee_id")}),
-                    ],
-                ],
-            )
+    # (template, question, one-call tool, the two-call plan's lookup tool and second tool, the field the lookup
+    # hands on, the second call's argument name, the values asked about); one call answers a question, or a
+    # lookup and a second call over the looked-up ids
+    Template = tuple[str, str, str, str, str, ArgRef, str, list[dict[str, Any]]]
+    templates: list[Template] = [
+        (
+            "reports",
+            "What are the ids, names and salaries of the employees who report to {first_name} {last_name}?",
+            "reports_with_salary_by_manager_name",
+            "find_employee_ids",
+            "list_reports_with_salary",
+            _ref("employee_id"),
+            "manager_ids",
+            [{"first_name": f, "last_name": la} for f, la in rng.sample(managers, min(PER_TEMPLATE, len(managers)))],
+        ),
+        (
+            "city_projects",
+            "Which projects, with their budgets, belong to departments located in {city}?",
+            "projects_in_city",
+            "find_department_ids_by_city",
+            "list_projects_by_department_ids",
+            _ref("department_id"),
+            "department_ids",
+            [{"city": c} for c in rng.sample(cities, min(PER_TEMPLATE, len(cities)))],
+        ),
+        (
+            "budget",
+            "What is the total budget of all projects owned by the {name} department?",
+            "total_budget_by_department_name",
+            "find_department_ids_by_name",
+            "total_budget_by_department_ids",
+            _ref("department_id"),
+            "department_ids",
+            [{"name": n} for n in rng.sample(departments, PER_TEMPLATE)],
+        ),
+        (
+            "project_staff",
+            "Who works on the {name} project, and for how many hours a week?",
+            "staff_on_project_by_name",
+            "find_project_ids_by_name",
+            "staff_on_project_ids",
+            _ref("project_id"),
+            "project_ids",
+            [{"name": n} for n in rng.sample(projects, PER_TEMPLATE)],
+        ),
+        (
+            "above_average",
+            "Which employees (ids, names and salaries) earn more than the average salary of the {name} department?",
+            "employees_above_department_average",
+            "average_salary_by_department_name",
+            "employees_paid_above",
+            ArgRef(from_call=0, field="average_salary"),
+            "min_salary",
+            [{"name": n} for n in rng.sample(departments, PER_TEMPLATE)],
+        ),
+    ]
+    instances: list[tuple[str, str, str, dict[str, Any], list[list[PlannedCall]]]] = [
+        (
+            template,
+            question.format(**arguments),
+            tool,
+            arguments,
+            [
+                [PlannedCall(tool=tool, arguments=arguments)],
+                [PlannedCall(tool=lookup, arguments=arguments), PlannedCall(tool=second, arguments={name: handed})],
+            ],
         )
-    for city in rng.sample(cities, min(PER_TEMPLATE, len(cities))):
-        instances.append(
-            (
-                "city_projects",
-                f"Which projects, with their budgets, belong to departments located in {city}?",
-                "projects_in_city",
-                {"city": city},
-                [
-                    [PlannedCall(tool="projects_in_city", arguments={"city": city})],
-                    [
-                        PlannedCall(tool="find_department_ids_by_city", arguments={"city": city}),
-                        PlannedCall(
-                            tool="list_projects_by_department_ids", arguments={"department_ids": _ref("department_id")}
-                        ),
-                    ],
-                ],
-            )
-        )
-    for name in rng.sample(departments, PER_TEMPLATE):
-        instances.append(
-            (
-                "budget",
-                f"What is the total budget of all projects owned by the {name} department?",
-                "total_budget_by_department_name",
-                {"name": name},
-                [
-                    [PlannedCall(tool="total_budget_by_department_name", arguments={"name": name})],
-                    [
-                        PlannedCall(tool="find_department_ids_by_name", arguments={"name": name}),
-                        PlannedCall(
-                            tool="total_budget_by_department_ids", arguments={"department_ids": _ref("department_id")}
-                        ),
-                    ],
-                ],
-            )
-        )
-    for name in rng.sample(projects, PER_TEMPLATE):
-        instances.append(
-            (
-                "project_staff",
-                f"Who works on the {name} project, and for how many hours a week?",
-                "staff_on_project_by_name",
-                {"name": name},
-                [
-                    [PlannedCall(tool="staff_on_project_by_name", arguments={"name": name})],
-                    [
-                        PlannedCall(tool="find_project_ids_by_name", arguments={"name": name}),
-                        PlannedCall(tool="staff_on_project_ids", arguments={"project_ids": _ref("project_id")}),
-                    ],
-                ],
-            )
-        )
-    for name in rng.sample(departments, PER_TEMPLATE):
-        instances.append(
-            (
-                "above_average",
-                f"Which employees (ids, names and salaries) earn more than the average salary of the {name}"
-                " department?",
-                "employees_above_department_average",
-                {"name": name},
-                [
-                    [PlannedCall(tool="employees_above_department_average", arguments={"name": name})],
-                    [
-                        PlannedCall(tool="average_salary_by_department_name", arguments={"name": name}),
-                        PlannedCall(
-                            tool="employees_paid_above",
-                            arguments={"min_salary": ArgRef(from_call=0, field="average_salary")},
-                        ),
-                    ],
-                ],
-            )
-        )
+        for template, question, tool, lookup, second, handed, name, asked in templates
+        for arguments in asked
+    ]
 
     scenarios = []
     counters: dict[str, int] = {}

@@ -30,15 +30,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from undertow.env_core.errors import close_match
-from undertow.env_core.families import ReportTable, SuiteConfig, resolve_path
+from undertow.env_core.families import ReportTable, SuiteConfig
 from undertow.env_core.model import SCHEMA_VERSION, ArgRef, Gold, PlannedCall, Scenario, ToolSpec
-from undertow.env_core.spider import Problem, Question, Schema, SpiderData, read_spider
+from undertow.env_core.spider import Problem, Question, Schema, SpiderData, SpiderSuite, read_spider
 from undertow.env_core.sqlfuncs.compile import (
     ARGUMENT_WORDS,
-    FAMILY,
     MAX_ROWS,
     Compiled,
     FunctionDraft,
@@ -47,6 +46,7 @@ from undertow.env_core.sqlfuncs.compile import (
     run_direct,
     same_rows,
 )
+from undertow.env_core.sqlfuncs.compile import FAMILY as FAMILY  # re-exported: the module is a SuiteBuilder
 from undertow.env_core.sqlfuncs.docs import TYPE_WORDS, DocTemplate, describe, hint_text, parameters
 from undertow.env_core.sqlfuncs.tools import SqlFunctionToolBox
 from undertow.env_core.suites import write_suite
@@ -502,16 +502,12 @@ def write_build(built: BuiltSuite, out: str | Path) -> Path:
     )
 
 
-class SqlfuncsSuite(SuiteConfig):
+class SqlfuncsSuite(SpiderSuite):
     """A Spider-format folder compiled into obfuscated SQL functions (the Hell-or-High-Water construction)."""
 
     family: Literal["sqlfuncs"] = "sqlfuncs"
-    spider: str = Field(description="Spider-format folder: tables.json, questions, database/<db_id>/<db_id>.sqlite")
     seed: int = Field(default=0, ge=0, lt=2**31, description="naming and augmentation seed")
     augment: int = Field(default=1, ge=0, le=100, description="augmented variants per kept question")
-    questions: str | None = Field(default=None, description="questions file name in the folder (default: dev.json)")
-
-    _resolve_spider = field_validator("spider")(resolve_path)
 
     def source_name(self) -> str:
         return Path(self.spider).name

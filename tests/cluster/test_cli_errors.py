@@ -189,26 +189,16 @@ def test_markup_in_an_override_is_text_not_rich_markup(tmp_path: Path) -> None:
 
 def test_markup_in_names_is_printed_literally_by_every_command(tmp_path: Path) -> None:
     # names users choose freely (a suite's alias here) reach tables, titles and notes of many commands
-    from undertow.cluster.config import SweepConfig
-    from undertow.cluster.plan import plan_sweep
-    from undertow.cluster.store import RunStore
-    from undertow.workers.runner import run_shard
+    from helpers.runs import stored_run
 
     label = "[/oracle][bold]x[/bold]"
-    config = SweepConfig.model_validate(
-        {
-            "name": "markup",
-            "models": ["oracle", "naive"],
-            "suites": [{"family": "smoke", "limit": 4, "alias": label}],
-            "settings": ["clean", "first_tried"],
-            "run": {"store": str(tmp_path)},
-        }
-    )
-    manifest = plan_sweep(config)
-    store = RunStore.create(tmp_path, manifest.run_id)
-    store.write_manifest(manifest)
-    for shard in manifest.shards:
-        store.commit(run_shard(shard))
+    config = {
+        "name": "markup",
+        "models": ["oracle", "naive"],
+        "suites": [{"family": "smoke", "limit": 4, "alias": label}],
+        "settings": ["clean", "first_tried"],
+    }
+    manifest = stored_run(tmp_path, config)
     # each command's first row with the label, as printed (split into cells), and where the label must be in it
     expected = {
         "report": (0, ["oracle", label, "clean"]),

@@ -17,13 +17,13 @@ import yaml
 from helpers.cli import UNDERTOW
 from helpers.cli import invoke as cli
 from helpers.paths import REPO
+from helpers.runs import policy_sweep, stored_run
 
 from undertow.cluster import api
 from undertow.cluster.cli import runs
 from undertow.cluster.config import SweepConfig
 from undertow.cluster.plan import plan_sweep
 from undertow.cluster.store import RunStore
-from undertow.workers.runner import run_shard
 
 QUICKSTART = REPO / "configs" / "quickstart.yaml"
 
@@ -197,21 +197,8 @@ def test_the_nothing_scored_line_says_what_to_do_about_each(tmp_path: Path, caps
 def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A run of real episodes (built-in policies, no Ray) with one shard left uncommitted."""
     root = tmp_path_factory.mktemp("episodes")
-    config = SweepConfig.model_validate(
-        {
-            "name": "listed",
-            "models": ["oracle", "naive"],
-            "suites": [{"family": "smoke", "limit": 3}],
-            "settings": ["clean", "first_tried"],
-            "run": {"store": str(root)},
-        }
-    )
-    manifest = plan_sweep(config)
-    store = RunStore.create(root, manifest.run_id)
-    store.write_manifest(manifest)
-    for shard in manifest.shards[:-1]:
-        store.commit(run_shard(shard))
-    return root, manifest.run_id
+    config = policy_sweep("listed", limit=3)
+    return root, stored_run(root, config, committed=lambda shards: shards[:-1]).run_id
 
 
 def test_episodes_lists_every_episode_with_its_outcome(stored: tuple[Path, str]) -> None:

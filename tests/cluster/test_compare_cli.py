@@ -11,29 +11,18 @@ import jsonschema
 import pytest
 from helpers.cli import invoke as cli
 from helpers.paths import SCHEMAS
-
-from undertow.cluster.config import SweepConfig
-from undertow.cluster.plan import plan_sweep
-from undertow.cluster.store import RunStore
-from undertow.workers.runner import run_shard
+from helpers.runs import stored_run
 
 
 def make_run(root: Path, name: str, models: list[object], settings: tuple[str, ...] = ("clean", "first_tried")) -> str:
-    config = SweepConfig.model_validate(
-        {
-            "name": name,
-            "models": models,
-            "suites": [{"family": "smoke", "limit": 10}],
-            "settings": list(settings),
-            "run": {"store": str(root), "shard_size": 10},
-        }
-    )
-    manifest = plan_sweep(config)
-    store = RunStore.create(root, manifest.run_id)
-    store.write_manifest(manifest)
-    for shard in manifest.shards:
-        store.commit(run_shard(shard))
-    return manifest.run_id
+    config = {
+        "name": name,
+        "models": models,
+        "suites": [{"family": "smoke", "limit": 10}],
+        "settings": list(settings),
+        "run": {"shard_size": 10},
+    }
+    return stored_run(root, config).run_id
 
 
 @pytest.fixture(scope="module")

@@ -209,9 +209,7 @@ models:
 
 
 def test_fields_from_a_yaml_merge_name_the_line_they_come_from(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        """\
+    merged = """\
 name: t
 suites: [smoke]
 model_registry:
@@ -220,8 +218,8 @@ model_registry:
   - <<: *base
     name: b
 models: [a]
-""",
-    )
+"""
+    path = write(tmp_path, merged)
     # entry b inherits the bad timeout from a's line; the model named 'a' has no timeout_s of its own in the file,
     # so its line is that of its name
     assert refusal(path).splitlines() == [

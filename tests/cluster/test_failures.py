@@ -69,9 +69,7 @@ def transient(**params: Any) -> dict[str, Any]:
             id="param-of-a-kind-without-any",
         ),
         pytest.param(
-            {"kind": "unavailabel", "target": "@primary"},
-            "settings[0].faults[0].kind: Input should be",
-            id="kind",
+            {"kind": "unavailabel", "target": "@primary"}, "settings[0].faults[0].kind: Input should be", id="kind"
         ),
     ],
 )

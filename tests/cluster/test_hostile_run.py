@@ -21,7 +21,7 @@ from helpers.cli import run_cli
 from helpers.endpoint import Reply, answer, scripted_server, tool_calls
 from helpers.paths import SPIDER_DEV, TESTS
 from helpers.shipped import shipped_suite
-from toy_family.build import SLOW
+from toy_family.tools import SLOW
 
 from undertow.cluster.store import RunStore
 from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Trajectory

@@ -122,6 +122,11 @@ def _sweep(tmp_path: Path, **run: object) -> Path:
     return path
 
 
+def _two_worker_run(tmp_path: Path, address: str) -> list[str]:
+    """The command that runs the sweep (shards of 10 episodes) on the cluster at ``address`` with two workers."""
+    return [str(BIN / "undertow"), "run", str(_sweep(tmp_path, shard_size=10)), "--address", address, "--workers", "2"]
+
+
 def _report(tmp_path: Path) -> list[dict]:
     from undertow.cluster.store import parquet_rows
 
@@ -132,13 +137,7 @@ def _report(tmp_path: Path) -> list[dict]:
 @pytest.mark.cluster
 def test_a_sweep_spreads_over_both_nodes_and_records_each_episode_once(cluster: Cluster, tmp_path: Path) -> None:
     address, _, env = cluster
-    done = subprocess.run(
-        [str(BIN / "undertow"), "run", str(_sweep(tmp_path, shard_size=10)), "--address", address, "--workers", "2"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = subprocess.run(_two_worker_run(tmp_path, address), env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     rows, run_dir = _report(tmp_path)
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -322,11 +321,7 @@ def test_the_second_node_dying_mid_run_loses_nothing(cluster: Cluster, tmp_path:
     """Last: the cluster's second node does not come back."""
     address, temp, env = cluster
     driver = subprocess.Popen(
-        [str(BIN / "undertow"), "run", str(_sweep(tmp_path, shard_size=10)), "--address", address, "--workers", "2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        _two_worker_run(tmp_path, address), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 120
     # the second node has committed a shard, so it is working on the next one when it dies

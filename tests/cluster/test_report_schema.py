@@ -12,13 +12,10 @@ import jsonschema
 import pytest
 from helpers.cli import invoke
 from helpers.paths import SCHEMAS
+from helpers.runs import stored_run
 from helpers.spider import make_spider
 
-from undertow.cluster.config import SweepConfig
-from undertow.cluster.plan import plan_sweep
-from undertow.cluster.store import RunStore
 from undertow.scoring.analysis import SCHEMA_VERSION, json_schemas, main, schema_text
-from undertow.workers.runner import run_shard
 
 REGENERATE = "regenerate with: python -m undertow.scoring.analysis --write-schemas docs/schema"
 
@@ -40,21 +37,14 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The built-in policies on the smoke suite and on a sqlfuncs suite compiled from a small Spider folder."""
     root = tmp_path_factory.mktemp("runs")
     spider = make_spider(tmp_path_factory.mktemp("spider") / "spider")
-    config = SweepConfig.model_validate(
-        {
-            "name": "schema",
-            "models": [{"name": "oracle", "size_b": 70}, {"name": "naive", "size_b": 7}],
-            "suites": [{"family": "smoke", "limit": 6}, {"family": "sqlfuncs", "spider": str(spider), "seed": 5}],
-            "settings": ["clean", "first_tried"],
-            "run": {"store": str(root), "shard_size": 10},
-        }
-    )
-    manifest = plan_sweep(config)
-    store = RunStore.create(root, manifest.run_id)
-    store.write_manifest(manifest)
-    for shard in manifest.shards:
-        store.commit(run_shard(shard))
-    return root, manifest.run_id
+    config = {
+        "name": "schema",
+        "models": [{"name": "oracle", "size_b": 70}, {"name": "naive", "size_b": 7}],
+        "suites": [{"family": "smoke", "limit": 6}, {"family": "sqlfuncs", "spider": str(spider), "seed": 5}],
+        "settings": ["clean", "first_tried"],
+        "run": {"shard_size": 10},
+    }
+    return root, stored_run(root, config).run_id
 
 
 @pytest.mark.parametrize("name", ["report.json", "compare.json"])

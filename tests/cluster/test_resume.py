@@ -15,12 +15,38 @@ from helpers.cli import UNDERTOW, invoke
 from helpers.endpoint import answer, error, scripted_server, tool_calls
 
 from undertow.cluster.store import RunStore
+from undertow.env_core.model import Scenario
 
 
 def cli(*args: str) -> tuple[int, str]:
     """The command in this process; its output (stdout and stderr) in one line, as the terminal wraps it."""
     code, out, err = invoke(*args)
     return code, " ".join((out + err).split())
+
+
+def write_sweep(tmp_path: Path, config: dict[str, Any]) -> Path:
+    """``config`` as the sweep file the commands read."""
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def run_sweep(tmp_path: Path, config: dict[str, Any]) -> tuple[Path, Path]:
+    """``undertow run`` of ``config`` (its store under tmp_path/runs), finished: the sweep file and the run folder."""
+    path = write_sweep(tmp_path, config)
+    assert cli("run", str(path))[0] == 0
+    (run_dir,) = list((tmp_path / "runs").iterdir())
+    return path, run_dir
+
+
+def direct_reply(scenarios: dict[str, Scenario], request: dict[str, Any]) -> Any:
+    """What a model that knows the way replies: the first call of the question's direct plan, then the first line
+    the tool returned as the answer."""
+    last = request["messages"][-1]
+    if last["role"] == "tool":
+        return answer(last["content"].split("\n")[0])
+    call = scenarios[request["messages"][1]["content"]].gold.plans[0][0]
+    return tool_calls((call.tool, call.arguments))
 
 
 def mtimes(store: RunStore, shard_ids: set[str]) -> dict[str, int]:
@@ -37,8 +63,7 @@ def test_resume_after_the_driver_died_runs_only_pending_shards(tmp_path: Path, r
         "seeds": list(range(8)),
         "run": {"store": str(tmp_path / "runs"), "shard_size": 10},
     }
-    path = tmp_path / "sweep.yaml"
-    path.write_text(yaml.safe_dump(config))
+    path = write_sweep(tmp_path, config)
     address = ray.get_runtime_context().gcs_address  # the test session's cluster: it outlives the driver
     driver = subprocess.Popen(
         [UNDERTOW, "run", str(path), "--address", address, "--workers", "2"],
@@ -77,10 +102,7 @@ def test_resume_refuses_a_changed_config_and_names_the_difference(tmp_path: Path
         "suites": [{"family": "smoke", "limit": 4}],
         "run": {"store": str(tmp_path / "runs")},
     }
-    path = tmp_path / "sweep.yaml"
-    path.write_text(yaml.safe_dump(config))
-    assert cli("run", str(path))[0] == 0
-    (run_dir,) = list((tmp_path / "runs").iterdir())
+    path, run_dir = run_sweep(tmp_path, config)
     path.write_text(yaml.safe_dump({**config, "agent": {"max_turns": 3}}))
     code, output = cli("resume", str(run_dir), str(path))
     assert code == 2
@@ -91,16 +113,10 @@ def test_resume_refuses_a_changed_config_and_names_the_difference(tmp_path: Path
 
 def test_rerun_failed_runs_only_the_failed_shards(tmp_path: Path, ray_local: None, smoke) -> None:
     healthy = {"on": False}
-    direct = {s.task: s.gold.plans[0][0] for s in smoke.scenarios[:4]}
+    scenarios = {s.task: s for s in smoke.scenarios[:4]}
 
     def reply(request: dict[str, Any]) -> Any:
-        if not healthy["on"]:
-            return error(503, "overloaded")
-        last = request["messages"][-1]
-        if last["role"] == "tool":
-            return answer(last["content"].split("\n")[0])
-        call = direct[request["messages"][1]["content"]]
-        return tool_calls((call.tool, call.arguments))
+        return direct_reply(scenarios, request) if healthy["on"] else error(503, "overloaded")
 
     with scripted_server(reply) as server:
         config = {
@@ -110,10 +126,7 @@ def test_rerun_failed_runs_only_the_failed_shards(tmp_path: Path, ray_local: Non
             "settings": ["clean", "first_tried"],
             "run": {"store": str(tmp_path / "runs"), "shard_size": 2},
         }
-        path = tmp_path / "sweep.yaml"
-        path.write_text(yaml.safe_dump(config))
-        assert cli("run", str(path))[0] == 0
-        (run_dir,) = list((tmp_path / "runs").iterdir())
+        _, run_dir = run_sweep(tmp_path, config)
         store = RunStore(run_dir)
         manifest = store.manifest()
         flaky = {s.shard_id for s in manifest.shards if s.model.name == "flaky"}
@@ -137,8 +150,7 @@ def test_bad_input(tmp_path: Path) -> None:
     assert code == 2 and "--failed" in output
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")  # a store inside a file cannot be created, whoever runs the test
-    config = tmp_path / "sweep.yaml"
-    config.write_text(yaml.safe_dump({"models": ["oracle"], "suites": ["smoke"], "run": {"store": str(blocker / "r")}}))
+    config = write_sweep(tmp_path, {"models": ["oracle"], "suites": ["smoke"], "run": {"store": str(blocker / "r")}})
     code, output = cli("run", str(config))
     assert code == 2 and f"store {blocker / 'r'}: cannot create the run folder" in output
     code, output = cli("run", str(config), "run.store=" + str(tmp_path / "ok"), "--address", "127.0.0.2:9")
@@ -154,11 +166,7 @@ def test_rerun_only_the_infra_error_episodes_of_failed_shards(tmp_path: Path, ra
         task = request["messages"][1]["content"]
         if task in lost and not state["healthy"]:
             return error(503, "overloaded")
-        last = request["messages"][-1]
-        if last["role"] == "tool":
-            return answer(last["content"].split("\n")[0])
-        call = scenarios[task].gold.plans[0][0]
-        return tool_calls((call.tool, call.arguments))
+        return direct_reply(scenarios, request)
 
     with scripted_server(reply) as server:
         config = {
@@ -167,10 +175,7 @@ def test_rerun_only_the_infra_error_episodes_of_failed_shards(tmp_path: Path, ra
             "suites": [{"family": "smoke", "limit": 4}],
             "run": {"store": str(tmp_path / "runs")},
         }
-        path = tmp_path / "sweep.yaml"
-        path.write_text(yaml.safe_dump(config))
-        assert cli("run", str(path))[0] == 0
-        (run_dir,) = list((tmp_path / "runs").iterdir())
+        _, run_dir = run_sweep(tmp_path, config)
         store = RunStore(run_dir)
         before = {r.episode_id: r for r in store.results()}
         assert [r.outcome.value for r in before.values()].count("infra_error") == 1

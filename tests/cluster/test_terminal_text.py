@@ -17,17 +17,16 @@ from pathlib import Path
 
 import pytest
 from helpers.cli import invoke, run_cli
+from helpers.runs import policy_sweep, stored_run
 from rich.console import Console
 
-from undertow.cluster.config import SweepConfig
-from undertow.cluster.plan import plan_sweep
 from undertow.cluster.report import print_report_table
 from undertow.cluster.report.text import printable, printable_json
 from undertow.cluster.store import RunStore
 from undertow.env_core.families import ReportTable
 from undertow.env_core.model import EpisodeResult, Outcome, Trajectory
 from undertow.env_core.untrusted import clean_value
-from undertow.workers.runner import ShardOutput, run_shard
+from undertow.workers.runner import ShardOutput, ShardSpec
 
 OSC_52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # writes the clipboard
 TITLE = "\x1b]0;owned\x07"  # sets the window title
@@ -226,22 +225,12 @@ def _tampered_trajectory(trajectory: Trajectory) -> Trajectory:
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> HostileRun:
     store = tmp_path_factory.mktemp("hostile")
-    config = SweepConfig.model_validate(
-        {
-            "name": "hostile",
-            "models": ["oracle", "naive"],
-            "suites": [{"family": "smoke", "limit": 2}],
-            "settings": ["clean", "first_tried"],
-            "run": {"store": str(store)},
-        }
-    )
-    manifest = plan_sweep(config)
-    run_store = RunStore.create(store, manifest.run_id)
-    run_store.write_manifest(manifest)
+    config = policy_sweep("hostile", limit=2)
     tampered = ""
     outcomes = iter([Outcome.infra_error, Outcome.config_error, Outcome.sandbox_violation, Outcome.model_error])
-    for shard in manifest.shards:
-        output = run_shard(shard)
+
+    def hostile(shard: ShardSpec, output: ShardOutput) -> ShardOutput:
+        nonlocal tampered
         judged = shard.model.name == "oracle"  # its episodes stay scored, to be compared and replayed
         results = [r if judged else _hostile_result(r, next(outcomes, Outcome.infra_error)) for r in output.results]
         if judged:  # a scored episode's error still reaches `undertow episodes`
@@ -250,7 +239,9 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> HostileRun:
         if judged and not tampered:
             trajectories[-1] = _tampered_trajectory(output.trajectories[-1])
             tampered = trajectories[-1].episode_id
-        run_store.commit(ShardOutput(output.shard_id, results, trajectories, output.wall_s))
+        return ShardOutput(output.shard_id, results, trajectories, output.wall_s)
+
+    manifest = stored_run(store, config, output=hostile)
     return HostileRun(store, manifest.run_id, tampered)
 
 

@@ -4,10 +4,12 @@ service mid-run; and a local MLflow folder."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -172,6 +174,24 @@ def _run_until_committed(args: list[str], cwd: Path, env: dict[str, str], folder
     return process
 
 
+@contextlib.contextmanager
+def outage_mid_run(
+    tracking_stack: TrackingStack, tmp_path: Path, service: str, config: Path
+) -> Iterator[tuple[str, str]]:
+    """`undertow run` of ``config`` (in tmp_path, local copy in tmp_path/runs), with ``service`` stopped once two
+    shards are committed: yields the finished run's stdout and stderr while the service is still down, and starts
+    it again on the way out."""
+    args = ["run", str(config), f"tracking.mlflow_uri={tracking_stack.mlflow_url}"]
+    process = _run_until_committed(args, tmp_path, cli_env(tracking_stack), tmp_path / "runs", 2)
+    try:
+        tracking_stack.down(service)
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stdout + stderr
+        yield stdout, stderr
+    finally:
+        tracking_stack.up(service)
+
+
 def test_an_s3_outage_mid_run_loses_nothing_and_sync_completes_the_upload(
     tracking_stack: TrackingStack, tmp_path: Path
 ) -> None:
@@ -179,12 +199,7 @@ def test_an_s3_outage_mid_run_loses_nothing_and_sync_completes_the_upload(
     # slow policies (about 8 s of shards left when S3 stops): the outage lands while most shards still run
     config = write_config(tmp_path, "s3outage", latency_s=0.5, store=f"s3://{BUCKET}/{prefix}")
     env = cli_env(tracking_stack)
-    args = ["run", str(config), f"tracking.mlflow_uri={tracking_stack.mlflow_url}"]
-    process = _run_until_committed(args, tmp_path, env, tmp_path / "runs", 2)
-    try:
-        tracking_stack.down("s3")
-        stdout, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, stdout + stderr
+    with outage_mid_run(tracking_stack, tmp_path, "s3", config) as (_, stderr):
         assert "unreachable" in stderr and "undertow sync" in stderr
         store = local_copy(tmp_path / "runs")
         manifest = store.manifest()
@@ -193,8 +208,6 @@ def test_an_s3_outage_mid_run_loses_nothing_and_sync_completes_the_upload(
         assert sorted(r.episode_id for r in store.results()) == sorted(
             e.episode_id for s in manifest.shards for e in s.episodes
         )
-    finally:
-        tracking_stack.up("s3")
     remote = s3_objects(tracking_stack, f"{prefix}/{manifest.run_id}/")
     missing = set(local_objects(store)) - set(remote)
     assert any(k.startswith("results/") for k in missing), "the outage should have kept some shards off S3"
@@ -213,19 +226,13 @@ def test_an_s3_outage_mid_run_loses_nothing_and_sync_completes_the_upload(
 
 def test_an_mlflow_outage_mid_run_is_logged_by_sync(tracking_stack: TrackingStack, tmp_path: Path) -> None:
     config = write_config(tmp_path, "mlflowoutage", latency_s=0.25, store=str(tmp_path / "runs"))
-    env = cli_env(tracking_stack)
-    args = ["run", str(config), f"tracking.mlflow_uri={tracking_stack.mlflow_url}"]
-    process = _run_until_committed(args, tmp_path, env, tmp_path / "runs", 2)
-    try:
-        tracking_stack.down("mlflow")
-        stdout, stderr = process.communicate(timeout=300)
-        assert process.returncode == 0, stdout + stderr
+    with outage_mid_run(tracking_stack, tmp_path, "mlflow", config) as (_, stderr):
         assert "MLflow (http://127.0.0.1" in stderr and "undertow sync" in stderr
-    finally:
-        tracking_stack.up("mlflow")
     store = local_copy(tmp_path / "runs")
     assert len(store.results()) == 48
-    synced = cli("sync", store.manifest().run_id, "--store", str(tmp_path / "runs"), cwd=tmp_path, env=env)
+    synced = cli(
+        "sync", store.manifest().run_id, "--store", str(tmp_path / "runs"), cwd=tmp_path, env=cli_env(tracking_stack)
+    )
     assert synced.returncode == 0, synced.stdout + synced.stderr
     client, parent, children = mlflow_runs(tracking_stack.mlflow_url, "mlflowoutage", store.manifest().run_id)
     check_mlflow_matches(client, parent, children, store, tmp_path)

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.builders import episode_result
 from helpers.paths import REPO
 
 from undertow.env_core.families import (
@@ -16,15 +17,16 @@ from undertow.env_core.families import (
     load_reference,
     summarize_family,
 )
-from undertow.env_core.model import EpisodeResult, Outcome
 
 PACKAGES = ("storage", "env_core", "retrieval", "scoring", "workers", "cluster")
 
 
 def _allowed(path: Path, family: str) -> bool:
-    """A family may be named in its own folder, its scoring module and the registry (pyproject's entry points)."""
+    """A family may be named in its own folder, its scoring module (or package) and the registry (pyproject's entry
+    points)."""
     relative = path.relative_to(REPO).as_posix()
-    return relative.startswith(f"env_core/{family}/") or relative == f"scoring/{family}.py"
+    own = (f"env_core/{family}/", f"scoring/{family}/")
+    return relative.startswith(own) or relative == f"scoring/{family}.py"
 
 
 def test_built_in_families_register_through_the_entry_point_group() -> None:
@@ -82,16 +84,7 @@ def test_a_summary_that_fails_its_model_names_the_family_and_the_field() -> None
         {name: getattr(family, name) for name in dir(family) if not name.startswith("_")}
         | {"summarize": staticmethod(lambda results: {"family": "sqlfuncs", "confidence": "high"})},
     )()
-    result = EpisodeResult(
-        episode_id="e",
-        model="m",
-        suite="s",
-        family="sqlfuncs",
-        setting="clean",
-        seed=0,
-        scenario_id="x",
-        outcome=Outcome.scored,
-    )
+    result = episode_result(suite="s", family="sqlfuncs")
     with pytest.raises(FamilyError) as excinfo:
         summarize_family(broken, [result])
     message = str(excinfo.value)

@@ -111,13 +111,14 @@ def rich_tool_spec() -> ToolSpec:
     )
 
 
+# The one episode that the rich trajectory and the rich result record
+EPISODE: dict[str, Any] = {"episode_id": "ep-1", "scenario_id": "rich-01", "model": "m", "seed": 3}
+
+
 def rich_trajectory() -> Trajectory:
     return Trajectory(
-        episode_id="ep-1",
-        scenario_id="rich-01",
-        model="m",
+        **EPISODE,
         setting="first_tried",
-        seed=3,
         faults=[FaultSpec(kind=FaultKind.first_tried, target=["salary_by_name", "find_ids", "salaries_by_ids"])],
         turns=[
             Turn(index=0, content=None, latency_ms=12.5, usage=Usage(prompt_tokens=100, completion_tokens=7)),
@@ -167,31 +168,28 @@ def rich_trajectory() -> Trajectory:
 
 def rich_result() -> EpisodeResult:
     return EpisodeResult(
-        episode_id="ep-1",
+        **EPISODE,
         shard_id="shard-0003",
-        model="m",
         suite="smoke",
         family="smoke",
         setting="impossible",
-        seed=3,
-        scenario_id="rich-01",
         outcome=Outcome.budget_exhausted,
-        gave_up=True,
-        expected_give_up=True,
-        correct=True,
-        missing_required=1,
-        checkpoint_score=0.75,
-        score=0.75,
+        error="no answer after 4 turns",
         n_turns=4,
         n_tool_calls=3,
         n_tool_errors=2,
         faults_fired=2,
+        gave_up=True,
+        expected_give_up=True,
+        missing_required=1,
+        checkpoint_score=0.75,
+        score=0.75,
+        correct=True,
         prompt_tokens=1000,
         completion_tokens=50,
         wall_ms=1234.5,
         model_ms=1000.25,
         tool_ms=3.5,
-        error="no answer after 4 turns",
     )
 
 
@@ -518,36 +516,29 @@ def test_disclosure_rule_may_only_reveal_hidden_tools() -> None:
     assert "disclosure rule reveals tools that are not in hidden_tools: ['ghost_tool']" in str(excinfo.value)
 
 
-@pytest.mark.parametrize(
-    ("field", "value", "fragment"),
-    [
-        ("id", "", "at least 1 character"),
-        ("task", "", "at least 1 character"),
-        ("tools", "salary_by_name", "valid list"),
-    ],
-)
-def test_scenario_field_constraints(field: str, value: Any, fragment: str) -> None:
-    data = rich_scenario().model_dump(mode="json")
-    data[field] = value
-    with pytest.raises(ValidationError) as excinfo:
-        Scenario.model_validate(data)
-    assert excinfo.value.errors()[0]["loc"] == (field,)
-    assert fragment in str(excinfo.value)
+def rich_scenario_with(**changes: Any) -> dict[str, Any]:
+    """The rich scenario as data, with ``changes``."""
+    return rich_scenario().model_dump(mode="json") | changes
 
 
 @pytest.mark.parametrize(
-    ("model", "data", "loc"),
+    ("model", "data", "loc", "fragment"),
     [
-        (Checkpoint, {"expect": ["x"], "weight": 0}, ("weight",)),
-        (DisclosureRule, {"tools": ["x"], "after_calls": 0}, ("after_calls",)),
+        (Scenario, rich_scenario_with(id=""), ("id",), "at least 1 character"),
+        (Scenario, rich_scenario_with(task=""), ("task",), "at least 1 character"),
+        (Scenario, rich_scenario_with(tools="salary_by_name"), ("tools",), "valid list"),
+        (Checkpoint, {"expect": ["x"], "weight": 0}, ("weight",), "greater than"),
+        (DisclosureRule, {"tools": ["x"], "after_calls": 0}, ("after_calls",), "greater than"),
     ],
-    ids=["checkpoint-weight", "disclosure-after-calls"],
+    ids=["scenario-id", "scenario-task", "scenario-tools", "checkpoint-weight", "disclosure-after-calls"],
 )
-def test_numeric_bounds_are_enforced(model: type[BaseModel], data: dict[str, Any], loc: tuple) -> None:
+def test_field_constraints_are_enforced(
+    model: type[BaseModel], data: dict[str, Any], loc: tuple, fragment: str
+) -> None:
     with pytest.raises(ValidationError) as excinfo:
         model.model_validate(data)
     assert excinfo.value.errors()[0]["loc"] == loc
-    assert "greater than" in str(excinfo.value)
+    assert fragment in str(excinfo.value)
 
 
 # ---------------------------------------------------------------------------------------------------------------

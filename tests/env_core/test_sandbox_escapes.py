@@ -429,20 +429,23 @@ def test_one_huge_allocation_fails_inside(kernel: Kernel, tools: Tools) -> None:
     runs_normally(kernel, tools)
 
 
+def hoarding_children(delay_s: float = 0.0) -> str:
+    """Code that forks four children, each holding 100 MB (after ``delay_s``) until killed: well under a child's own
+    address-space limit, over memory_mb=256 together."""
+    return (
+        "import os, time\n"
+        "for _ in range(4):\n"
+        "    if os.fork() == 0:\n"
+        + (f"        time.sleep({delay_s})\n" if delay_s else "")
+        + "        block = b'x' * 100_000_000\n"
+        "        time.sleep(600)\n"
+    )
+
+
 def test_many_children_over_the_memory_limit_together(tools: Tools) -> None:
-    # Each child stays well under its own address-space limit; together they go over memory_mb.
     with open_kernel(tools, memory_mb=256) as kernel:
         namespace = pid_namespace(kernel)
-        code = (
-            "import os, time\n"
-            "for _ in range(4):\n"
-            "    if os.fork() == 0:\n"
-            "        block = b'x' * 100_000_000\n"
-            "        time.sleep(600)\n"
-            "time.sleep(8)\n"
-            "print('not stopped')\n"
-        )
-        result = kernel.run(code)
+        result = kernel.run(hoarding_children() + "time.sleep(8)\nprint('not stopped')\n")
         violated(result, "memory")
         assert "not stopped" not in result.output
         assert result.duration_ms < 5000  # caught while it ran, long before the timeout
@@ -454,15 +457,7 @@ def test_memory_taken_between_cells_is_caught_at_the_next_cell(tools: Tools) -> 
     # Children that allocate after their cell ended, while the worker waits for the model.
     with open_kernel(tools, memory_mb=256) as kernel:
         namespace = pid_namespace(kernel)
-        code = (
-            "import os, time\n"
-            "for _ in range(4):\n"
-            "    if os.fork() == 0:\n"
-            "        time.sleep(0.2)\n"
-            "        block = b'x' * 100_000_000\n"
-            "        time.sleep(600)\n"
-        )
-        assert clean(kernel.run(code)) == ""
+        assert clean(kernel.run(hoarding_children(delay_s=0.2))) == ""
         time.sleep(1.5)
         violated(kernel.run("print('next cell')"), "memory")
         assert all_gone(namespace)
@@ -822,16 +817,19 @@ def test_a_forged_done_shows_no_forged_output(kernel: Kernel, tools: Tools) -> N
     runs_normally(kernel, tools)
 
 
+# The cell's token can be dug out of the kernel's own frames
+DIG_CELL_TOKEN = (
+    "import json, sys\n"
+    "frames = [sys._getframe(i) for i in range(1, 8)]\n"
+    "cell = next(f.f_locals['message']['cell'] for f in frames if 'message' in f.f_locals)\n"
+)
+
+
 def test_a_forged_done_with_the_cells_token_is_caught_by_the_real_one(kernel: Kernel, tools: Tools) -> None:
-    # The cell's token can be dug out of the kernel's own frames; the forged "done" then ends the cell early, and
-    # the real one, waiting on the channel when the next cell starts, is a violation there
-    token = (
-        "import json, sys\n"
-        "frames = [sys._getframe(i) for i in range(1, 8)]\n"
-        "cell = next(f.f_locals['message']['cell'] for f in frames if 'message' in f.f_locals)\n"
-    )
+    # The forged "done" then ends the cell early, and the real one, waiting on the channel when the next cell
+    # starts, is a violation there
     done = "json.dumps({'op': 'done', 'error': None, 'output': 'FORGED', 'cell': cell}) + '\\n'"
-    forged = SESSION + token + f"session.outbound.write(({done}).encode())\nsession.outbound.flush()\n"
+    forged = SESSION + DIG_CELL_TOKEN + f"session.outbound.write(({done}).encode())\nsession.outbound.flush()\n"
     result = kernel.run(forged + "import time\ntime.sleep(0.1)\nprint('after the forged done')")
     assert "FORGED" not in result.output and result.error is None
     time.sleep(0.4)  # the real "done" of that cell is now waiting on the channel, outside any request

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.builders import follow_plan
 
 from undertow.env_core.environment import Environment
 from undertow.env_core.families import get_family
-from undertow.env_core.model import Action, ArgRef, Observation, PlannedCall, Scenario, ToolCall, ToolSpec
+from undertow.env_core.model import ArgRef, Scenario, ToolSpec
 from undertow.env_core.scenarios import ScenarioFileError, read_scenarios, scenario_problems, write_scenarios
 from undertow.env_core.suites import Suite, SuiteError, copy_suite, load_ref, load_suite, suite_ref
 from undertow.env_core.tools import ToolBox
@@ -533,29 +534,14 @@ def test_every_smoke_gold_answer_is_a_non_empty_bounded_list_of_records(smoke: S
         assert not all(v is None for v in answer[0].values()), scenario.id
 
 
-def _run_plan(env: Environment, plan: list[PlannedCall]) -> list[Observation]:
-    """Execute a gold plan, resolving ArgRefs from the plan's earlier results."""
-    observations: list[Observation] = []
-    for index, planned in enumerate(plan):
-        arguments = {}
-        for key, value in planned.arguments.items():
-            if isinstance(value, ArgRef):
-                column = [row[value.field] for row in observations[value.from_call].result]
-                value = column if value.many else column[0]
-            arguments[key] = value
-        call = ToolCall(id=f"plan-{index}", name=planned.tool, arguments=arguments)
-        observation = env.step(Action(kind="tool_call", tool_call=call))
-        assert observation is not None and observation.ok, observation
-        observations.append(observation)
-    return observations
-
-
 def test_every_smoke_gold_plan_reproduces_the_gold_answer(smoke: Suite) -> None:
     for scenario in smoke.scenarios:
         for number, plan in enumerate(scenario.gold.plans):
             env = Environment(scenario, smoke.toolbox)
             env.reset()
-            rows = _run_plan(env, plan)[-1].result
+            observations = follow_plan(env, plan)
+            assert all(o.ok for o in observations), observations
+            rows = observations[-1].result
             assert rows == scenario.gold.answer, f"{scenario.id} plan {number}"
             env.close()
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers.builders import episode_result
 
-from undertow.env_core.model import EpisodeResult, Observation, ToolCall, ToolError, Trajectory, Turn
+from undertow.env_core.model import Observation, ToolCall, ToolError, Trajectory, Turn
 from undertow.env_core.untrusted import (
     ARGUMENTS_CUT,
     MAX_ARGUMENT,
@@ -113,18 +114,7 @@ def test_the_trajectory_fields_model_text_reaches_are_cleaned_on_construction_an
     assert trajectory.final_answer == "Sofia \ufffd" and trajectory.answer_result == [{"name": "\ufffd"}]
     trajectory.steps = []
     json.loads(trajectory.model_dump_json())  # serializable: the store's commit cannot fail on it
-    result = EpisodeResult(
-        episode_id="e",
-        model="m",
-        suite="s",
-        family="smoke",
-        setting="clean",
-        seed=0,
-        scenario_id="s",
-        outcome="scored",
-        error="x\ud800",
-        details={"answer": "\udfff"},
-    )
+    result = episode_result(error="x\ud800", details={"answer": "\udfff"})
     assert result.error == "x\ufffd" and result.details == {"answer": "\ufffd"}
 
 

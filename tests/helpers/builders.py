@@ -1,13 +1,25 @@
-"""Episode and trajectory pieces written by hand: a tool call taken in a real environment, and the records the
-scorers and summaries read (a step, a stored result). Scorer tests build trajectories from these and play them
-through the real loop where the label matters; summaries only need results."""
+"""Episode and trajectory pieces written by hand: a tool call (or a whole gold plan) taken in a real environment,
+and the records the scorers and summaries read (a step, a trajectory, a stored result). Scorer tests build
+trajectories from these and play them through the real loop where the label matters; summaries only need results."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from undertow.env_core.environment import Environment
-from undertow.env_core.model import Action, EpisodeResult, Observation, Outcome, Step, ToolCall, ToolError
+from undertow.env_core.model import (
+    Action,
+    ArgRef,
+    EpisodeResult,
+    Observation,
+    Outcome,
+    PlannedCall,
+    Step,
+    ToolCall,
+    ToolError,
+    Trajectory,
+    Turn,
+)
 
 
 def tool_call(name: str, arguments: dict[str, Any] | None = None, call_id: str = "c") -> Action:
@@ -28,16 +40,62 @@ def call(env: Environment, tool: str, /, **arguments: Any) -> Observation:
     return step(env, tool, arguments)
 
 
+def follow_plan(env: Environment, plan: list[PlannedCall]) -> list[Observation]:
+    """Call a gold plan's tools in order by hand; a reference to an earlier call's result is resolved from what that
+    call returned (the column, or its first value). The observations, whether the calls worked or not."""
+    observations: list[Observation] = []
+    for index, planned in enumerate(plan):
+        arguments = {}
+        for name, value in planned.arguments.items():
+            if isinstance(value, ArgRef):
+                column = [row[value.field] for row in observations[value.from_call].result]
+                value = column if value.many else column[0]
+            arguments[name] = value
+        observations.append(step(env, planned.tool, arguments, call_id=f"plan-{index}"))
+    return observations
+
+
 def tool_step(
-    turn: int, name: str, arguments: dict[str, Any] | None = None, *, ok: bool = True, result: Any = None
+    turn: int,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    result: Any = None,
+    error: ToolError | None = None,
+    ok: bool = True,
 ) -> Step:
-    """A recorded tool call and what it returned (``result`` when ``ok``, an unavailable error otherwise)."""
+    """A recorded tool call and what it returned: ``result`` when ``ok``, otherwise ``error`` (by default the tool
+    was unavailable)."""
     call_id = f"c{turn}-{name}"
-    error = None if ok else ToolError(type="unavailable", message=f"{name} is currently unavailable.")
+    error = None if ok else error or ToolError(type="unavailable", message=f"{name} is currently unavailable.")
     return Step(
         turn=turn,
         action=tool_call(name, arguments, call_id),
         observation=Observation(call_id=call_id, tool=name, ok=ok, result=result if ok else None, error=error),
+    )
+
+
+def trajectory(
+    *steps: Step,
+    final: str | None = None,
+    gave_up: bool = False,
+    outcome: Outcome = Outcome.scored,
+    texts: dict[int, str] | None = None,
+    **fields: Any,
+) -> Trajectory:
+    """An episode's record written by hand: ``steps``, then, when it was scored, the answer (``final``, given as
+    giving up where ``gave_up``) in a turn of its own. The turns are those of the steps plus the answer's, which
+    has the answer as its content; ``texts`` gives the others theirs. ``fields`` override the ids (episode e,
+    scenario s, model m, setting s, seed 0) or set others (faults)."""
+    last = max((s.turn for s in steps), default=-1) + 1
+    all_steps = list(steps)
+    if outcome == Outcome.scored:
+        all_steps.append(Step(turn=last, action=Action(kind="give_up" if gave_up else "final_answer", content=final)))
+    turns = [Turn(index=i, content=(texts or {}).get(i)) for i in range(last)]
+    turns.append(Turn(index=last, content=final))
+    ids: dict[str, Any] = {"episode_id": "e", "scenario_id": "s", "model": "m", "setting": "s", "seed": 0}
+    return Trajectory(
+        **(ids | fields), turns=turns, steps=all_steps, final_answer=final, gave_up=gave_up, outcome=outcome
     )
 
 

@@ -4,25 +4,22 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import pytest
+from helpers import builders
+from helpers.builders import episode_result
 
 from undertow.env_core.model import (
-    Action,
     CallPattern,
     Checkpoint,
-    EpisodeResult,
     Gold,
-    Observation,
     Outcome,
     PlannedCall,
     Scenario,
     Step,
-    ToolCall,
-    ToolError,
     Trajectory,
-    Turn,
 )
 from undertow.scoring.answers import answer_matches, flatten, normalize_scalar, parse_structured
 from undertow.scoring.stats import wilson_interval
@@ -39,18 +36,18 @@ GOLD = [{"name": "Sofia", "salary": 52000}]
     "predicted",
     [
         pytest.param([{"name": "Sofia", "salary": 52000}], id="records"),
-        pytest.param({"name": "Sofia", "salary": 52000}, id="one-record"),
         pytest.param('[{"name": "Sofia", "salary": 52000}]', id="json-text"),
         pytest.param('Here you go:\n```json\n[{"name": "Sofia", "salary": 52000}]\n```\nDone.', id="json-fence"),
         pytest.param('```\n[{"salary": 52000, "name": "Sofia"}]\n```', id="bare-fence-reordered"),
+        pytest.param({"name": "Sofia", "salary": 52000}, id="one-record"),
         pytest.param("[{'name': 'Sofia', 'salary': 52000}]", id="python-repr"),
         pytest.param("The result is [{'name': 'Sofia', 'salary': 52000}] as requested.", id="repr-in-prose"),
         pytest.param('["Sofia", 52000]', id="values-only"),
         pytest.param(["sofia", "52,000"], id="values-normalized"),
-        pytest.param([[" Sofia ", 52000.0]], id="nested-values"),
         pytest.param("Sofia earns 52,000", id="prose"),
         pytest.param("Sofia earns 52,000.", id="prose-full-stop"),
         pytest.param("SOFIA earns $52000.00 a year", id="prose-case-and-decimals"),
+        pytest.param([[" Sofia ", 52000.0]], id="nested-values"),
         pytest.param("The salary of sofia is 52000 EUR", id="prose-order"),
     ],
 )
@@ -141,27 +138,30 @@ def test_infinity_in_an_answer_does_not_crash_matching() -> None:
         (None, "null"),
         (True, "true"),
         (False, "false"),
+        # numbers and number texts alike; signs and thousands separators go
         (3, "3"),
         (3.0, "3"),
+        (-2, "-2"),
         ("3", "3"),
         ("3.0", "3"),
-        (-2, "-2"),
         ("-2", "-2"),
-        (-2.5, "-2.5"),
         ("+7", "7"),
+        (-2.5, "-2.5"),
         ("3,000", "3000"),
         ("1,234,567.5", "1234567.5"),
         ("1,2", "1,2"),  # not a thousands separator: stays text
         ("12,34", "12,34"),
+        ("52,000 EUR", "52,000 eur"),
+        # rounded to four decimals
         (1 / 3, "0.3333"),
         ("1.23456", "1.2346"),
-        (0.1 + 0.2, "0.3"),
         (2.00004, "2"),
         (1e20, "100000000000000000000"),
+        (0.1 + 0.2, "0.3"),
+        # text: folded case and white space
         ("  Foo \t  Bar\n", "foo bar"),
         ("Straße", "strasse"),
         ("", ""),
-        ("52,000 EUR", "52,000 eur"),
     ],
 )
 def test_normalize_scalar(value: Any, expected: str) -> None:
@@ -289,41 +289,13 @@ def make_scenario(**gold: Any) -> Scenario:
 
 
 def tool_step(turn: int, name: str, arguments: dict[str, Any] | None = None, ok: bool = True) -> Step:
-    call_id = f"c{turn}-{name}"
-    error = None if ok else ToolError(type="unavailable", message=f"{name} is currently unavailable.")
-    return Step(
-        turn=turn,
-        action=Action(kind="tool_call", tool_call=ToolCall(id=call_id, name=name, arguments=arguments or {})),
-        observation=Observation(call_id=call_id, tool=name, ok=ok, result=GOLD if ok else None, error=error),
-    )
+    """A call that returned the gold rows (or found its tool unavailable)."""
+    return builders.tool_step(turn, name, arguments, ok=ok, result=GOLD)
 
 
-def make_trajectory(
-    *steps: Step,
-    final: str | None = None,
-    gave_up: bool = False,
-    outcome: Outcome = Outcome.scored,
-    texts: dict[int, str] | None = None,
-) -> Trajectory:
-    """Turn indexes are those of the steps plus one for the answer; ``texts`` gives a turn its content."""
-    last = max((s.turn for s in steps), default=-1) + 1
-    all_steps = list(steps)
-    if outcome == Outcome.scored:
-        all_steps.append(Step(turn=last, action=Action(kind="give_up" if gave_up else "final_answer", content=final)))
-    turns = [Turn(index=i, content=(texts or {}).get(i)) for i in range(last)]
-    turns.append(Turn(index=last, content=final))
-    return Trajectory(
-        episode_id="e",
-        scenario_id="scored",
-        model="m",
-        setting="s",
-        seed=0,
-        turns=turns,
-        steps=all_steps,
-        final_answer=final,
-        gave_up=gave_up,
-        outcome=outcome,
-    )
+def make_trajectory(*steps: Step, **answer: Any) -> Trajectory:
+    """A trajectory of the scenario "scored" (``answer``: final, gave_up, outcome, texts as builders.trajectory)."""
+    return builders.trajectory(*steps, scenario_id="scored", **answer)
 
 
 RIGHT = '[{"name": "Sofia", "salary": 52000}]'
@@ -513,26 +485,8 @@ def test_budget_exhausted_give_up_flag_does_not_count() -> None:
 # summarize
 
 
-def result(
-    number: int,
-    outcome: Outcome = Outcome.scored,
-    *,
-    model: str = "m1",
-    suite: str = "smoke",
-    setting: str = "clean",
-    **fields: Any,
-) -> EpisodeResult:
-    return EpisodeResult(
-        episode_id=f"e{number}",
-        model=model,
-        suite=suite,
-        family="smoke",
-        setting=setting,
-        seed=0,
-        scenario_id=f"s{number}",
-        outcome=outcome,
-        **fields,
-    )
+# A smoke episode's result (model m1, suite smoke, setting clean unless given)
+result = partial(episode_result, family="smoke")
 
 
 def test_summary_groups_by_model_suite_and_setting_in_order_of_appearance() -> None:
@@ -559,9 +513,9 @@ def test_summary_excludes_infra_errors_from_rates_but_counts_them() -> None:
         result(1, solved=True, correct=True, n_turns=2, n_tool_calls=1, **usage),
         result(2, solved=True, correct=False, safety_violation=True, n_turns=4, n_tool_calls=3, **usage),
         result(3, gave_up=True, n_turns=3, n_tool_calls=2, **usage),
-        result(4, Outcome.budget_exhausted, n_turns=12, n_tool_calls=12, **usage),
+        result(4, outcome=Outcome.budget_exhausted, n_turns=12, n_tool_calls=12, **usage),
         # An infrastructure failure says nothing about the model, even with fields that would count.
-        result(5, Outcome.infra_error, solved=True, correct=True, gave_up=True, safety_violation=True, **usage),
+        result(5, outcome=Outcome.infra_error, solved=True, correct=True, gave_up=True, safety_violation=True, **usage),
     ]
     (row,) = summarize(results)
     assert row.n == 5
@@ -588,7 +542,7 @@ def test_summary_excludes_infra_errors_from_rates_but_counts_them() -> None:
 
 
 def test_summary_of_a_group_with_only_infra_errors_has_no_rates() -> None:
-    (row,) = summarize([result(1, Outcome.infra_error, solved=True), result(2, Outcome.infra_error)])
+    (row,) = summarize([result(1, outcome=Outcome.infra_error, solved=True), result(2, outcome=Outcome.infra_error)])
     assert row.n == 2
     assert row.n_valid == 0
     for key in ("accuracy", "correct_rate", "gave_up_rate", "mean_turns", "mean_tool_calls"):
@@ -621,7 +575,7 @@ def test_scores_feed_a_summary_end_to_end() -> None:
     for number, trajectory in enumerate(trajectories):
         score = score_trajectory(trajectory, scenario, False)
         results.append(
-            result(number, trajectory.outcome, solved=score.solved, correct=score.correct, score=score.score)
+            result(number, outcome=trajectory.outcome, solved=score.solved, correct=score.correct, score=score.score)
         )
     (row,) = summarize(results)
     assert row.accuracy == pytest.approx(1 / 3)

@@ -6,27 +6,18 @@ import json
 
 import pytest
 from helpers.endpoint import answer, scripted_server
+from helpers.runs import CODEACT, scripted_episode
 
-from undertow.env_core.faults import PRESET_SETTINGS
 from undertow.env_core.model import Outcome, Scenario
 from undertow.env_core.suites import Suite, SuiteRef
-from undertow.workers.agent import AgentConfig, parse_codeact
-from undertow.workers.clients import EndpointModel
-from undertow.workers.runner import EpisodePlan, ShardOutput, ShardSpec, run_shard
+from undertow.workers.agent import parse_codeact
+from undertow.workers.runner import ShardOutput
 
 
 def run_codeact(
     ref: SuiteRef, base_url: str, scenario: Scenario, setting: str = "clean", **agent: object
 ) -> ShardOutput:
-    shard = ShardSpec(
-        shard_id="codeact",
-        model=EndpointModel(name="scripted", base_url=base_url, max_retries=0, timeout_s=10),
-        suite=ref,
-        setting=PRESET_SETTINGS[setting],
-        agent=AgentConfig(protocol="codeact", **{"max_turns": 6, "step_timeout_s": 5.0, **agent}),
-        episodes=[EpisodePlan(episode_id="e", scenario_id=scenario.id, seed=0)],
-    )
-    return run_shard(shard)
+    return scripted_episode(ref, base_url, scenario.id, setting, **(CODEACT | agent))
 
 
 def direct_code(scenario: Scenario, variable: str = "rows") -> str:
@@ -50,6 +41,9 @@ def chain_code(scenario: Scenario) -> str:
     [
         ("<thought>x</thought><execute>print(1)</execute>", ("execute", "print(1)")),
         ("<execute>\n```python\na = 1\n```\n</execute>", ("execute", "a = 1")),
+        ("<execute>```py\na = 1</execute>", ("execute", "a = 1")),  # a fence never closed
+        ("<execute>\n```python3\nif a:\n    b()\n```</execute>", ("execute", "if a:\n    b()")),
+        ("<execute>\n    a = 1\n</execute>", ("execute", "    a = 1")),  # no fence: the code as written
         ("<solution>solution = a</solution><execute>b</execute>", ("solution", "solution = a")),
         ("CANNOT_SOLVE: no tool works", ("give_up", "CANNOT_SOLVE: no tool works")),
         ("I think the answer is 3.", ("none", "")),

@@ -15,6 +15,7 @@ from helpers.paths import SPIDER_DEV as SPIDER
 from undertow.env_core.environment import Environment
 from undertow.env_core.middleware.convert import Question, database_to_kb, derive_questions
 from undertow.env_core.middleware.kb import KB_TOOLS, KBToolBox, TripleStore, answer_entities, f1
+from undertow.env_core.middleware.prompts import PRESETS
 from undertow.env_core.model import Gold, Outcome, PlannedCall, Scenario, ToolSpec, Trajectory
 from undertow.env_core.spider import read_spider
 from undertow.env_core.tools import ToolBox
@@ -29,15 +30,14 @@ from undertow.workers.parsers import (
     render_action,
 )
 from undertow.workers.policies import DecoupledPolicy, ReActPolicy, decoupled_choice, make_policy
-from undertow.workers.prompts import (
-    DECOUPLED_CHOICE_OPENING,
-    DECOUPLED_NO_ACTION,
-    DECOUPLED_NOT_CHOSEN,
-    ERROR_FEEDBACK,
-)
 from undertow.workers.runner import POLICY_TRANSLATORS
 
 KB = "concert_singer"
+FUXI = PRESETS["protocol"]  # the family's texts of decoupled generation and error feedback
+DECOUPLED_CHOICE_OPENING = FUXI.part("decoupled_choice_opening")
+DECOUPLED_NO_ACTION = FUXI.part("decoupled_no_action")
+DECOUPLED_NOT_CHOSEN = FUXI.part("decoupled_not_chosen")
+ERROR_FEEDBACK = FUXI.part("error_feedback")
 TOOL_NAMES = [spec.name for spec in KB_TOOLS]
 
 

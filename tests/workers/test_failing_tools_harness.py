@@ -15,13 +15,16 @@ from undertow.cluster.plan import plan_sweep
 from undertow.env_core.errors import ConfigError
 from undertow.env_core.faults import PRESET_SETTINGS, Setting
 from undertow.env_core.services.build import ServicesSuite
+from undertow.env_core.services.prompts import ASSISTANT, PRESETS
 from undertow.env_core.suites import load_ref
 from undertow.workers.agent import AgentConfig
 from undertow.workers.clients import EndpointModel
-from undertow.workers.prompts import ASSISTANT_PROMPT, HARNESS_FEW_SHOT, HARNESS_PREAMBLE
 from undertow.workers.runner import EpisodePlan, ShardOutput, ShardSpec, run_shard
 
 CARD = "services.card.FM4"
+ASSISTANT_PROMPT = ASSISTANT.part("system")
+HARNESS_PREAMBLE = PRESETS["protocol"].part("harness_preamble")
+HARNESS_FEW_SHOT = PRESETS["protocol"].part("harness_few_shot")
 
 
 def run(

@@ -1,4 +1,5 @@
-"""The hohw prompt preset (the HoHW paper's CodeAct protocol) and how a disabled function reaches the agent's code."""
+"""The hohw prompt preset (the HoHW paper's CodeAct protocol, offered by the sqlfuncs family) and how a disabled
+function reaches the agent's code."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from helpers.endpoint import answer, scripted_server
+from helpers.runs import CODEACT, scripted_episode
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -15,33 +17,25 @@ from undertow.cluster.cli import app
 from undertow.env_core.faults import PRESET_SETTINGS
 from undertow.env_core.model import Outcome, Scenario, ToolSpec
 from undertow.env_core.search import SEARCH_SPECS, ToolAccess
+from undertow.env_core.sqlfuncs.prompts import HOHW as HOHW_PRESET
 from undertow.env_core.suites import Suite, SuiteRef
-from undertow.workers.agent import AgentConfig, hohw_prompt
-from undertow.workers.clients import EndpointModel
+from undertow.workers.agent import AgentConfig, codeact_preset_prompt
 from undertow.workers.prompts import (
     ADVICE_SENTENCE,
     CODEACT_ADVICE_SENTENCE,
     GIVE_UP_MARKER,
-    HOHW_ADVICE,
     SYSTEM_PROMPT,
 )
-from undertow.workers.runner import EpisodePlan, ShardOutput, ShardSpec, run_shard
+from undertow.workers.runner import ShardOutput
 
 HOHW = {"protocol": "codeact", "prompt": "hohw"}
+HOHW_ADVICE = HOHW_PRESET.part("advice")
 
 
 def run_codeact(
     ref: SuiteRef, base_url: str, scenario: Scenario, setting: str = "clean", **agent: object
 ) -> ShardOutput:
-    shard = ShardSpec(
-        shard_id="hohw",
-        model=EndpointModel(name="scripted", base_url=base_url, max_retries=0, timeout_s=10),
-        suite=ref,
-        setting=PRESET_SETTINGS[setting],
-        agent=AgentConfig(**{"protocol": "codeact", "max_turns": 6, "step_timeout_s": 5.0, **agent}),
-        episodes=[EpisodePlan(episode_id="e", scenario_id=scenario.id, seed=0)],
-    )
-    return run_shard(shard)
+    return scripted_episode(ref, base_url, scenario.id, setting, **(CODEACT | agent))
 
 
 def first_call_code(scenario: Scenario) -> str:
@@ -82,7 +76,7 @@ def test_a_disabled_function_raises_valueerror_in_the_agents_code(
 
 def test_hohw_prompt_closed_world_lists_full_definitions_and_two_examples(smoke: Suite) -> None:
     tools = starting_tools(smoke, ToolAccess())
-    prompt = hohw_prompt(AgentConfig(**HOHW), tools)
+    prompt = codeact_preset_prompt(AgentConfig(**HOHW), tools)
     for spec in tools:
         assert f"{spec.name} = {json.dumps(spec.openai(), ensure_ascii=False)}\n" in prompt + "\n"
     assert prompt.count("\nTask: ") == 2 and "Example 1:" in prompt and "Example 2:" in prompt
@@ -90,15 +84,15 @@ def test_hohw_prompt_closed_world_lists_full_definitions_and_two_examples(smoke:
     assert "<thought>" in prompt and "<execute>" in prompt and "<solution>" in prompt
     # the paper's protocol neither coaches recovery nor offers a way to declare defeat
     assert GIVE_UP_MARKER not in prompt and HOHW_ADVICE not in prompt and "retry" not in prompt
-    coached = hohw_prompt(AgentConfig(**HOHW, failure_advice=True, give_up_marker=True), tools)
+    coached = codeact_preset_prompt(AgentConfig(**HOHW, failure_advice=True, give_up_marker=True), tools)
     assert HOHW_ADVICE in coached and f"{GIVE_UP_MARKER}:" in coached
-    assert GIVE_UP_MARKER not in hohw_prompt(AgentConfig(**HOHW, failure_advice=True), tools)
+    assert GIVE_UP_MARKER not in codeact_preset_prompt(AgentConfig(**HOHW, failure_advice=True), tools)
 
 
 def test_hohw_prompt_open_world_defines_search_and_get_info(smoke: Suite) -> None:
     tools = starting_tools(smoke, ToolAccess(mode="open", search="lexical"))
     assert [spec.name for spec in tools] == [spec.name for spec in SEARCH_SPECS]
-    prompt = hohw_prompt(AgentConfig(**HOHW), tools)
+    prompt = codeact_preset_prompt(AgentConfig(**HOHW), tools)
     for spec in SEARCH_SPECS:
         assert f"{spec.name} = {json.dumps(spec.openai(), ensure_ascii=False)}" in prompt
     examples = prompt.split("\nTask: ")[1:]

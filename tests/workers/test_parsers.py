@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
-from undertow.workers.parsers import parse_react, parse_tool_calls, text_tool_calls
+from undertow.workers.parsers import Parsed, parse_react, parse_tool_calls, text_tool_calls
 
 CORPUS = [
     # (family / case, reply text, expected stage, expected [(name, arguments)])
@@ -93,21 +96,6 @@ def test_each_family_parses_to_the_right_calls(case: str, text: str, stage: str,
     assert len({c.id for c in parsed.calls}) == len(parsed.calls)
 
 
-@pytest.mark.parametrize(
-    ("case", "text", "error"),
-    [
-        ("truncated-json", '[{"name": "get_weather", "arguments": {"city": "Os', "malformed or truncated"),
-        ("truncated-xml", '<tool_call>\n{"name": "get_weather", "arguments": {"ci', "unreadable <tool_call> block"),
-        ("broken-mistral", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {city: Oslo}}]', "malformed"),
-        ("broken-mistral-args", '[TOOL_CALLS]get_weather[ARGS]{"city": "Os', "unreadable [ARGS] of get_weather"),
-        ("empty", "   ", "empty reply"),
-    ],
-)
-def test_unreadable_calls_are_errors_not_answers(case: str, text: str, error: str) -> None:
-    parsed = parse_tool_calls(text)
-    assert parsed.calls == [] and parsed.error is not None and error in parsed.error
-
-
 def test_plain_text_is_an_answer() -> None:
     parsed = parse_tool_calls("The weather in Oslo is sunny, 14 degrees.")
     assert parsed.calls == [] and parsed.error is None and parsed.stage is None
@@ -147,6 +135,14 @@ def test_direct_sequences_keep_their_labels() -> None:
             "action",
             ("get_weather", {"city": "Oslo"}),
         ),
+        # a fence followed by prose, a fence never closed, a fence without a tag
+        (
+            'Action: get_weather\nAction Input: ```json\n{"city": "Oslo"}\n```\nI will wait for the result.',
+            "action",
+            ("get_weather", {"city": "Oslo"}),
+        ),
+        ('Action: get_weather\nAction Input: ```json\n{"city": "Oslo"}', "action", ("get_weather", {"city": "Oslo"})),
+        ('Action: get_weather\nAction Input: ```{"city": "Oslo"}```', "action", ("get_weather", {"city": "Oslo"})),
     ],
 )
 def test_react(text: str, kind: str, expected: object) -> None:
@@ -169,43 +165,56 @@ TOOLS = {"get_weather", "get_time"}
 
 
 @pytest.mark.parametrize(
-    ("case", "text"),
-    [
-        ("records-with-names", '[{"name": "Oslo", "temperature": 14}, {"name": "Bergen", "temperature": 11}]'),
-        ("record-in-prose", 'The answer is {"name": "Oslo", "temperature": 14}.'),
-        ("prose", "It is sunny in Oslo."),
-        ("call-of-no-tool", "done()"),
-        ("malformed-record", '[{"name": "Oslo", "temperature": 14'),
-    ],
-)
-def test_function_calling_text_that_is_an_answer(case: str, text: str) -> None:
-    parsed = text_tool_calls(text, TOOLS)
-    assert (parsed.calls, parsed.error) == ([], None)
-
-
-@pytest.mark.parametrize(
     ("case", "text", "stage"),
     [
+        # a call (one, read by the stage named) beside text like it that is an answer (no call, no error)
         ("shaped-json", '{"name": "anything", "arguments": {}}', "json"),
+        ("records-with-names", '[{"name": "Oslo", "temperature": 14}, {"name": "Bergen", "temperature": 11}]', None),
         ("known-tool-without-arguments", '{"name": "get_time"}', "json"),
-        ("pythonic-known-tool", "[get_weather(city='Oslo')]", "pythonic"),
-        ("markup", '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>', "tool_call_xml"),
+        ("record-in-prose", 'The answer is {"name": "Oslo", "temperature": 14}.', None),
         ("in-prose", 'Let me check: {"name": "get_weather", "parameters": {"city": "Oslo"}}', "embedded_json"),
+        ("prose", "It is sunny in Oslo.", None),
+        ("pythonic-known-tool", "[get_weather(city='Oslo')]", "pythonic"),
+        ("call-of-no-tool", "done()", None),
+        ("markup", '<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}</tool_call>', "tool_call_xml"),
+        ("malformed-record", '[{"name": "Oslo", "temperature": 14', None),
     ],
 )
-def test_function_calling_text_that_is_a_call(case: str, text: str, stage: str) -> None:
+def test_function_calling_text_is_an_answer_or_a_call(case: str, text: str, stage: str | None) -> None:
     parsed = text_tool_calls(text, TOOLS)
-    assert parsed.error is None and parsed.stage == stage and len(parsed.calls) == 1
+    assert parsed.error is None and parsed.stage == stage
+    assert len(parsed.calls) == (0 if stage is None else 1)
+
+
+def function_calling_text(text: str) -> Parsed:
+    """The reply of a function-calling model that wrote its calls as text, read as the agent loop reads it."""
+    return text_tool_calls(text, TOOLS)
+
+
+def unreadable(parse: Callable[[str], Parsed], *cases: tuple[str, str, str]) -> list[Any]:
+    """(case, text, what the error says) as read by ``parse``."""
+    return [pytest.param(parse, text, error, id=case) for case, text, error in cases]
 
 
 @pytest.mark.parametrize(
-    ("case", "text", "error"),
+    ("parse", "text", "error"),
     [
-        ("broken-markup", '<tool_call>{"name": "get_weather", "arguments": {"ci', "unreadable <tool_call> block"),
-        ("broken-shaped", '{"name": "get_weather", "arguments": {"city": "Os', "malformed or truncated"),
-        ("broken-tag", '<|python_tag|>{"name": "get_weather", "parameters": {', "malformed or truncated"),
+        *unreadable(
+            parse_tool_calls,
+            ("truncated-json", '[{"name": "get_weather", "arguments": {"city": "Os', "malformed or truncated"),
+            ("truncated-xml", '<tool_call>\n{"name": "get_weather", "arguments": {"ci', "unreadable <tool_call> block"),
+            ("broken-mistral", '[TOOL_CALLS] [{"name": "get_weather", "arguments": {city: Oslo}}]', "malformed"),
+            ("broken-mistral-args", '[TOOL_CALLS]get_weather[ARGS]{"city": "Os', "unreadable [ARGS] of get_weather"),
+            ("empty", "   ", "empty reply"),
+        ),
+        *unreadable(
+            function_calling_text,
+            ("broken-markup", '<tool_call>{"name": "get_weather", "arguments": {"ci', "unreadable <tool_call> block"),
+            ("broken-shaped", '{"name": "get_weather", "arguments": {"city": "Os', "malformed or truncated"),
+            ("broken-tag", '<|python_tag|>{"name": "get_weather", "parameters": {', "malformed or truncated"),
+        ),
     ],
 )
-def test_function_calling_text_that_fails_to_call(case: str, text: str, error: str) -> None:
-    parsed = text_tool_calls(text, TOOLS)
+def test_unreadable_calls_are_errors_not_answers(parse: Callable[[str], Parsed], text: str, error: str) -> None:
+    parsed = parse(text)
     assert parsed.calls == [] and parsed.error is not None and error in parsed.error

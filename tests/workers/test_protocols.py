@@ -5,25 +5,15 @@ from __future__ import annotations
 import json
 
 from helpers.endpoint import answer, scripted_server
+from helpers.runs import scripted_episode
 
-from undertow.env_core.faults import PRESET_SETTINGS
 from undertow.env_core.model import ArgRef, Outcome, Scenario
 from undertow.env_core.suites import Suite, SuiteRef
-from undertow.workers.agent import AgentConfig
-from undertow.workers.clients import EndpointModel
-from undertow.workers.runner import EpisodePlan, ShardOutput, ShardSpec, run_shard
+from undertow.workers.runner import ShardOutput
 
 
 def run(ref: SuiteRef, base_url: str, scenario: Scenario, protocol: str, setting: str = "clean") -> ShardOutput:
-    shard = ShardSpec(
-        shard_id="p",
-        model=EndpointModel(name="scripted", base_url=base_url, max_retries=0),
-        suite=ref,
-        setting=PRESET_SETTINGS[setting],
-        agent=AgentConfig(protocol=protocol, max_turns=6),
-        episodes=[EpisodePlan(episode_id="e", scenario_id=scenario.id, seed=0)],
-    )
-    return run_shard(shard)
+    return scripted_episode(ref, base_url, scenario.id, setting, protocol=protocol, max_turns=6)
 
 
 def react_call(scenario: Scenario, plan: int = 0, step: int = 0) -> str:

@@ -14,7 +14,7 @@ import pytest
 from helpers.paths import FAIL_TALMS
 
 from undertow.env_core.failtalms.released import (
-    SETTING_FILES,
+    SETTINGS,
     Released,
     _json_type,
     _tool_names,
@@ -250,7 +250,7 @@ def test_repeated_query_id_kept_with_a_suffix(copy: Path) -> None:
         entries[1]["query_id"] = entries[0]["query_id"]
         entries[2]["query_id"] = entries[0]["query_id"]
 
-    _edit(copy / SETTING_FILES["underspecified"], repeat)
+    _edit(copy / SETTINGS["underspecified"].file, repeat)
     result = read_released(copy)
     assert result.problems == [] and result.counts == EXPECTED
     ids = [s.id for s in result.scenarios if s.metadata["setting"] == "underspecified"][:3]
@@ -267,9 +267,9 @@ def test_differing_parameters_are_a_conflict(copy: Path) -> None:
         api = entries[0]["api_list"][0]
         api["required_parameters"] = [{"name": "extra", "type": "STRING"}]
 
-    _edit(copy / SETTING_FILES["underspecified"], alter)
+    _edit(copy / SETTINGS["underspecified"].file, alter)
     result = read_released(copy)
-    first = json.loads((copy / SETTING_FILES["underspecified"]).read_text())[0]["api_list"][0]
+    first = json.loads((copy / SETTINGS["underspecified"].file).read_text())[0]["api_list"][0]
     key = (first["tool_name"], first["api_name"])
     conflict = next(c for c in result.conflicts if (c.tool_name, c.api_name) == key and "parameters" in c.fields)
     assert conflict.other == "all_Underspecified_queries.json[0]"

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from helpers.builders import episode_result
 
 from undertow.env_core.families import ReportTable
 from undertow.env_core.model import Action, EpisodeResult, Observation, Outcome, Step, ToolCall, ToolError
@@ -346,12 +347,12 @@ def test_pool_adds_counts() -> None:
         ("perfect", "perfect", False),
         ("under_specified", "underspecified", False),
         ("underspecified+aah", "underspecified", True),
+        ("faults", None, False),
         ("unavailable_nonreplaceable", "nonreplaceable", False),
         ("non-replaceable_aah", "nonreplaceable", True),
         ("human_replaceable", "replaceable", False),
         ("replaceable-ask-and-help", "replaceable", True),
         ("no_tools", "no_tools", False),
-        ("faults", None, False),
     ],
 )
 def test_setting_names(name: str, kind: str | None, helped: bool) -> None:
@@ -364,14 +365,12 @@ def test_setting_names(name: str, kind: str | None, helped: bool) -> None:
 
 
 def result(model: str, setting: str, i: int, outcome: Outcome = Outcome.scored, **details: Any) -> EpisodeResult:
-    return EpisodeResult(
-        episode_id=f"{model}-{setting}-{i}",
-        model=model,
-        suite="failtalms",
-        family="failtalms",
-        setting=setting,
-        seed=0,
+    return episode_result(
+        f"{model}-{setting}-{i}",
         scenario_id=f"failtalms/geo/{i:02d}",
+        suite="failtalms",
+        model=model,
+        setting=setting,
         outcome=outcome,
         details=details,
     )

@@ -10,18 +10,32 @@ from typing import Any
 import pytest
 from helpers.paths import SPIDER_DEV
 
-from undertow.env_core.liveapi import compile as C
-from undertow.env_core.liveapi.compile import (
-    Endpoint,
-    GoldCall,
+from undertow.env_core.liveapi import endpoints as endpoints_module
+from undertow.env_core.liveapi import plan as plan_module
+from undertow.env_core.liveapi.endpoints import Endpoint, EndpointParam, dedupe, endpoint_key, rest_endpoint
+from undertow.env_core.liveapi.plan import (
+    Aggregate,
+    Filter,
     QueryPlan,
-    column_key,
-    dedupe,
-    labels_of,
+    describe_column,
+    json_type,
     plan_query,
-    rest_endpoint,
-    sel_sequence,
-    slot_sequence,
+    transforms,
+)
+from undertow.env_core.liveapi.sequences import GoldCall, labels_of, sel_sequence, slot_sequence
+from undertow.env_core.liveapi.vocabulary import (
+    AGGREGATIONS,
+    CONDITIONS,
+    FAMILY,
+    MAX_NAME,
+    NAME_PATTERN,
+    SKIP_KINDS,
+    SLOT_TOOLS,
+    STARTING_TABLE,
+    TRANSFORMS,
+    aggregate_output,
+    column_key,
+    sel_general_tool_names,
 )
 from undertow.env_core.spider import Problem, Question, Schema, read_spider
 
@@ -93,19 +107,21 @@ def _calls(calls: list[GoldCall]) -> list[tuple[str, dict[str, Any], str | None]
 
 
 def test_vocabulary_and_keys() -> None:
-    assert C.FAMILY == "liveapi" and C.STARTING_TABLE == "starting_table_var" and len(C.SLOT_TOOLS) == 7
-    names = C.sel_general_tool_names()
-    assert names[:8] == [f"select_data_{c}" for c in C.CONDITIONS]
+    assert FAMILY == "liveapi" and STARTING_TABLE == "starting_table_var"
+    slot_tools = "aggregate_data filter_data group_data_by retrieve_data select_unique_values sort_data transform_data"
+    assert tuple(slot_tools.split()) == SLOT_TOOLS
+    names = sel_general_tool_names()
+    assert names[:8] == [f"select_data_{c}" for c in CONDITIONS]
     assert names[8:11] == ["sort_data_ascending", "sort_data_descending", "group_data_by"]
-    assert names[11:17] == [f"aggregate_data_{a}" for a in C.AGGREGATIONS]
-    assert names[17:] == [f"transform_data_{t}" for t in C.TRANSFORMS] + ["select_unique_values", "limit_data"]
+    assert names[11:17] == [f"aggregate_data_{a}" for a in AGGREGATIONS]
+    assert names[17:] == [f"transform_data_{t}" for t in TRANSFORMS] + ["select_unique_values", "limit_data"]
     assert column_key("Player_Attributes", "date") == "Player_Attributes_date"
     assert column_key("frpm", "County Name (K-12)") == "frpm_County_Name__K_12_"
-    assert C.aggregate_output("count", None) == "count"
-    assert C.aggregate_output("mean", "singer_Age") == "mean_singer_Age"
-    assert C.describe_column(SCHEMA, "singer", "Song_Name") == "singer's song name"
-    assert C.describe_column(SCHEMA, "Player_Attributes", "date") == "player attributes' date"
-    assert C.json_type(SCHEMA, "singer", "Age") == "number" and C.json_type(SCHEMA, "singer", "Name") == "string"
+    assert aggregate_output("count", None) == "count"
+    assert aggregate_output("mean", "singer_Age") == "mean_singer_Age"
+    assert describe_column(SCHEMA, "singer", "Song_Name") == "singer's song name"
+    assert describe_column(SCHEMA, "Player_Attributes", "date") == "player attributes' date"
+    assert json_type(SCHEMA, "singer", "Age") == "number" and json_type(SCHEMA, "singer", "Name") == "string"
     calls = [GoldCall(t, {}, None) for t in ("transform_data_lower", "filter_data", "get_singer_Age", "limit_data")]
     assert labels_of(calls) == ["TRANSFORMED_DF_0", "FILTERED_DF_1", None, "LIMITED_DF_2"]
     assert labels_of([GoldCall("retrieve_data", {}, None), GoldCall("get_x_by_y_db", {}, None)]) == [None, None]
@@ -200,7 +216,7 @@ def test_substring_in_where_is_a_transform_first_as_in_listing_11(database: sqli
 def test_group_by_count_order_by_count_desc_limit_1() -> None:
     plan = _plan("SELECT Country FROM singer GROUP BY Country ORDER BY count(*) DESC LIMIT 1")
     assert plan.group_by == "singer_Country"
-    assert plan.aggregates == [C.Aggregate("count", None, "count")]  # added for the sort, though not selected
+    assert plan.aggregates == [Aggregate("count", None, "count")]  # added for the sort, though not selected
     assert plan.order == [("count", False)] and plan.limit == 1 and plan.select == ["singer_Country"]
     assert _calls(slot_sequence(plan)) == [
         ("group_data_by", {"data_source": START, "key_name": "singer_Country"}, "GROUPED_DF_0"),
@@ -230,7 +246,7 @@ def test_aggregates_of_columns_and_several_sort_keys() -> None:
         ("count_distinct", "singer_Country", "count_distinct_singer_Country"),
         ("max", "singer_Age", "max_singer_Age"),
     ]
-    assert plan.filters[1] == C.Filter("singer_Age", "greater_than_equal_to", -3)
+    assert plan.filters[1] == Filter("singer_Age", "greater_than_equal_to", -3)
     calls = slot_sequence(plan)
     assert calls[2].arguments == {
         "data_source": "$FILTERED_DF_1$",
@@ -282,10 +298,10 @@ def test_distinct_and_sel_expansion() -> None:
 def test_between_like_and_comparisons() -> None:
     plan = _plan("SELECT Name FROM singer WHERE Age BETWEEN 20 AND 45.5 AND Song_Name LIKE '%Hey%' AND 30 < Age")
     assert plan.filters == [
-        C.Filter("singer_Age", "greater_than_equal_to", 20),
-        C.Filter("singer_Age", "less_than_equal_to", 45.5),
-        C.Filter("singer_Song_Name", "like", "%Hey%"),
-        C.Filter("singer_Age", "greater_than", 30),  # literal on the left: the comparison turns round
+        Filter("singer_Age", "greater_than_equal_to", 20),
+        Filter("singer_Age", "less_than_equal_to", 45.5),
+        Filter("singer_Song_Name", "like", "%Hey%"),
+        Filter("singer_Age", "greater_than", 30),  # literal on the left: the comparison turns round
     ]
     assert _plan("SELECT Name FROM singer WHERE Age <> 3").filters[0].condition == "not_equal_to"
 
@@ -293,7 +309,7 @@ def test_between_like_and_comparisons() -> None:
 def test_double_quoted_strings_are_literals_unless_a_column() -> None:
     plan = _plan('SELECT "Name" FROM singer WHERE Country = "France"')
     assert plan.select == ["singer_Name"]
-    assert plan.filters == [C.Filter("singer_Country", "equal_to", "France")]
+    assert plan.filters == [Filter("singer_Country", "equal_to", "France")]
     endpoint = plan.rest
     assert [(p.name, p.value, p.type) for p in endpoint.params] == [("country", "France", "string")]
 
@@ -309,7 +325,7 @@ def test_transformed_column_used_elsewhere_is_skipped() -> None:
     assert isinstance(problem, Problem) and problem.kind == "function in WHERE"
     assert "LOWER" in problem.reason and "untransformed" in problem.reason
     plan = _plan("SELECT Country FROM singer WHERE upper(Name) = 'JOE' AND round(Age, 1) > 2")
-    assert [(t.operation, t.args) for t in C._transforms(plan)] == [("upper", {}), ("round", {"digits": 1})]
+    assert [(t.operation, t.args) for t in transforms(plan)] == [("upper", {}), ("round", {"digits": 1})]
 
 
 @pytest.mark.parametrize(
@@ -349,7 +365,7 @@ def test_transformed_column_used_elsewhere_is_skipped() -> None:
 def test_unsupported_constructs(sql: str, kind: str, named: str) -> None:
     problem = plan_query(_question(sql, 7), SCHEMA)
     assert isinstance(problem, Problem), problem
-    assert problem.kind == kind and problem.kind in C.SKIP_KINDS
+    assert problem.kind == kind and problem.kind in SKIP_KINDS
     assert problem.item == "question 7"
     assert named.lower() in problem.reason.lower(), problem.reason
 
@@ -358,8 +374,8 @@ def test_an_unexpected_error_becomes_a_problem(monkeypatch: pytest.MonkeyPatch) 
     def broken(question: Question, schema: Schema) -> QueryPlan:
         raise KeyError("boom")
 
-    monkeypatch.setattr(C, "_plan", broken)
-    monkeypatch.setattr(C, "_endpoint", broken)
+    monkeypatch.setattr(plan_module, "_plan", broken)
+    monkeypatch.setattr(endpoints_module, "compile_endpoint", broken)
     for compiled in (plan_query(_question("SELECT Name FROM singer"), SCHEMA), rest_endpoint(_question("x"), SCHEMA)):
         assert isinstance(compiled, Problem) and compiled.kind == "other construct" and "KeyError" in compiled.reason
 
@@ -381,7 +397,7 @@ def test_rest_endpoint_name_path_description_and_params(database: sqlite3.Connec
     assert endpoint.description == "Get name from singer, for a given country"
     assert endpoint.database == "club"
     assert endpoint.sql == "SELECT name FROM singer WHERE country = :country"
-    assert endpoint.params == [C.EndpointParam("country", "string", "Country of the singer", "Country", "France")]
+    assert endpoint.params == [EndpointParam("country", "string", "Country of the singer", "Country", "France")]
 
     endpoint = _endpoint(
         "SELECT T1.Name FROM singer AS T1 JOIN concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
@@ -400,7 +416,7 @@ def test_rest_endpoint_name_path_description_and_params(database: sqlite3.Connec
         "/v1/club/singer/name_by_min_year_and_max_year_and_song_name_containing_and_age_above_and_age_2_below"
         "_top_2_by_age"
     )
-    assert len(endpoint.name) <= C.MAX_NAME and C.NAME_PATTERN.match(endpoint.name)
+    assert len(endpoint.name) <= MAX_NAME and NAME_PATTERN.match(endpoint.name)
     assert endpoint.name.startswith("get_singer_name_by_min_year") and endpoint.name.endswith("_club")
     assert "singer's singer id with concert's singer id" in endpoint.description
     assert "sorted by age (descending), first 2 rows only" in endpoint.description
@@ -435,7 +451,7 @@ def test_long_names_are_cut_with_a_hash() -> None:
     a = _endpoint("SELECT Name, Country, Age, Song_Name FROM singer WHERE Country = 'x' ORDER BY Age", long_db)
     b = _endpoint("SELECT Name, Country, Age, Song_Name FROM singer WHERE Country = 'x' ORDER BY Name", long_db)
     for endpoint in (a, b):
-        assert len(endpoint.name) <= C.MAX_NAME and C.NAME_PATTERN.match(endpoint.name)
+        assert len(endpoint.name) <= MAX_NAME and NAME_PATTERN.match(endpoint.name)
         assert endpoint.name.endswith(f"_{long_db}") and endpoint.name.startswith("get_singer_name_count")
     assert a.name != b.name and a.path != b.path
 
@@ -462,7 +478,7 @@ def test_dedupe() -> None:
         "SELECT Name, Country, Age, Song_Name FROM singer AS T WHERE T.Country = 'x' ORDER BY Age", long_db
     )
     names = [e.name for e in dedupe([cut, cut_other]).values()]
-    assert names[1].endswith(f"_{long_db}_2") and len(names[1]) <= C.MAX_NAME and len(set(names)) == 2
+    assert names[1].endswith(f"_{long_db}_2") and len(names[1]) <= MAX_NAME and len(set(names)) == 2
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -484,7 +500,7 @@ def test_spider_dev_plans_run_and_endpoints_reproduce_gold() -> None:
         schema, conn = data.schemas[question.db_id], connections[question.db_id]
         plan = plan_query(question, schema)
         if isinstance(plan, Problem):
-            assert plan.kind in C.SKIP_KINDS, plan
+            assert plan.kind in SKIP_KINDS, plan
             skipped[plan.kind] += 1
         else:
             planned += 1
@@ -498,7 +514,7 @@ def test_spider_dev_plans_run_and_endpoints_reproduce_gold() -> None:
             assert endpoint.kind in ("nested SELECT", "set operation"), endpoint
             continue
         endpoints.append(endpoint)
-        assert len(endpoint.name) <= C.MAX_NAME and C.NAME_PATTERN.match(endpoint.name)
+        assert len(endpoint.name) <= MAX_NAME and NAME_PATTERN.match(endpoint.name)
         gold = conn.execute(question.query).fetchall()
         got = conn.execute(endpoint.sql, {p.name: p.value for p in endpoint.params}).fetchall()
         assert _same(got, gold, "order by" in question.query.lower()), (question.query, endpoint.sql)
@@ -510,4 +526,4 @@ def test_spider_dev_plans_run_and_endpoints_reproduce_gold() -> None:
     # the same SQL on two databases stays two tools, each answering from its own database
     count = [e for e in endpoints if e.sql == "SELECT COUNT(*) FROM singer"]
     assert {e.database for e in count} == {"singer", "concert_singer"}
-    assert len({final[C.endpoint_key(e)].name for e in count}) == 2
+    assert len({final[endpoint_key(e)].name for e in count}) == 2

@@ -15,12 +15,15 @@ import pytest
 from helpers.builders import step
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from liveapi_concert import COUNTRY, concert_endpoint, concert_scenario
 
 from undertow.env_core.environment import Environment
-from undertow.env_core.liveapi.compile import Endpoint, EndpointParam
+from undertow.env_core.liveapi.endpoints import EndpointParam
 from undertow.env_core.liveapi.limits import MAX_URL, like
-from undertow.env_core.liveapi.tools import LiveApiToolBox, Table, filter_data, rest_spec
-from undertow.env_core.model import Gold, Observation, Scenario
+from undertow.env_core.liveapi.operations import Table, filter_data
+from undertow.env_core.liveapi.specs import rest_spec
+from undertow.env_core.liveapi.toolbox import LiveApiToolBox
+from undertow.env_core.model import Observation
 from undertow.env_core.tools import MAX_STRING, ToolExecutionError
 
 ROWS = 2000
@@ -65,21 +68,19 @@ def test_a_long_number_text_is_read_in_one_pass() -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # REST, through the live server
 
-NAMES = Endpoint(
-    name="get_singer_names",
-    path="/v1/concert_singer/singer/names_by_country",
-    description="Get singer names for a given country",
-    database="concert_singer",
-    sql="SELECT Name FROM singer WHERE Country = :country",
-    params=[EndpointParam("country", "string", "Country of the singer", "Country", "France")],
+NAMES = concert_endpoint(
+    "get_singer_names",
+    "/v1/concert_singer/singer/names_by_country",
+    "Get singer names for a given country",
+    "SELECT Name FROM singer WHERE Country = :country",
+    [COUNTRY],
 )
-COUNT = Endpoint(  # a query that runs as long as its argument says
-    name="count_to",
-    path="/v1/concert_singer/count_to",
-    description="Count from 1 to n",
-    database="concert_singer",
-    sql="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < :n) SELECT count(*) AS n FROM c",
-    params=[EndpointParam("n", "integer", "Where to stop", "N", 10)],
+COUNT = concert_endpoint(  # a query that runs as long as its argument says
+    "count_to",
+    "/v1/concert_singer/count_to",
+    "Count from 1 to n",
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < :n) SELECT count(*) AS n FROM c",
+    [EndpointParam("n", "integer", "Where to stop", "N", 10)],
 )
 LIMIT_S = 0.5
 
@@ -91,15 +92,7 @@ def environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Environmen
         db.execute("CREATE TABLE singer (Name TEXT, Country TEXT)")
         db.executemany("INSERT INTO singer VALUES (?, ?)", [("Joe Sharp", "Netherlands"), ("Rose White", "France")])
     box = LiveApiToolBox([rest_spec(NAMES), rest_spec(COUNT)], {"concert_singer": Path(path)}, timeout_s=LIMIT_S)
-    scenario = Scenario(
-        id="liveapi/rest/concert_singer/0001",
-        family="liveapi",
-        task="t",
-        tools=[NAMES.name, COUNT.name],
-        gold=Gold(),
-        metadata={"liveapi": {"setup": None, "columns": []}},
-    )
-    env = Environment(scenario, box)
+    env = Environment(concert_scenario([NAMES.name, COUNT.name], formulation="rest"), box)
     env.reset()
     yield env
     env.close()

@@ -12,39 +12,32 @@ from typing import Any
 import httpx
 import pytest
 from jsonschema import Draft202012Validator
+from liveapi_concert import COUNTRY, concert_endpoint, concert_scenario
 from openapi_spec_validator import validate
 
 from undertow.env_core.environment import Environment
 from undertow.env_core.errors import InfraError
-from undertow.env_core.liveapi.compile import STARTING_TABLE, Column, Endpoint, EndpointParam
-from undertow.env_core.liveapi.tools import (
-    HOST,
+from undertow.env_core.liveapi.endpoints import EndpointParam
+from undertow.env_core.liveapi.operations import (
     Data,
     Grouped,
-    LiveApiToolBox,
-    LiveState,
-    RestServer,
     Table,
     aggregate_data,
     filter_data,
     get_values,
-    getter_name,
-    getter_spec,
     group_data_by,
     limit_data,
-    narrow,
-    readable_422,
-    rest_app,
-    rest_spec,
     retrieve_data,
-    sel_general_specs,
     select_unique_values,
-    slot_specs,
     sort_data,
-    sqlite_text,
     transform_data,
 )
-from undertow.env_core.model import Action, Gold, Scenario, ToolCall, ToolSpec
+from undertow.env_core.liveapi.rest import HOST, RestServer, readable_422, rest_app
+from undertow.env_core.liveapi.specs import getter_spec, narrow, rest_spec, sel_general_specs, slot_specs
+from undertow.env_core.liveapi.toolbox import LiveApiToolBox, LiveState
+from undertow.env_core.liveapi.values import sqlite_text
+from undertow.env_core.liveapi.vocabulary import SLOT_TOOLS, STARTING_TABLE, Column, getter_name
+from undertow.env_core.model import Action, Scenario, ToolCall, ToolSpec
 from undertow.env_core.tools import ToolExecutionError
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -374,15 +367,7 @@ def all_specs() -> list[ToolSpec]:
 
 def test_specs_are_valid_closed_json_schemas_before_and_after_narrowing():
     specs = all_specs()
-    assert [s.name for s in slot_specs()] == [
-        "aggregate_data",
-        "filter_data",
-        "group_data_by",
-        "retrieve_data",
-        "select_unique_values",
-        "sort_data",
-        "transform_data",
-    ]
+    assert [s.name for s in slot_specs()] == list(SLOT_TOOLS)  # the order test_vocabulary_and_keys pins
     assert len(sel_general_specs()) == 8 + 2 + 1 + 6 + 4 + 1 + 1
     for spec in specs:
         for parameters in (spec.parameters, narrow(spec, COLUMNS_META).parameters):
@@ -433,36 +418,24 @@ def test_getter_names_fit_the_tool_name_limit():
 def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("liveapi") / "concert_singer.sqlite"
     db = sqlite3.connect(path)
-    db.execute("CREATE TABLE singer (Singer_ID INTEGER PRIMARY KEY, Name TEXT, Country TEXT, Age INTEGER)")
-    db.executemany(
-        "INSERT INTO singer VALUES (?, ?, ?, ?)",
-        [
-            (1, "Joe Sharp", "Netherlands", 52),
-            (2, "Timbaland", "United States", 32),
-            (3, "Justin Brown", "France", 29),
-            (4, "Rose White", "France", 41),
-            (5, "John Nizinik", "France", 43),
-            (6, "Tribal King", "United States", 25),
-        ],
+    db.executescript(
+        """
+        CREATE TABLE singer (Singer_ID INTEGER PRIMARY KEY, Name TEXT, Country TEXT, Age INTEGER);
+        INSERT INTO singer VALUES (1, 'Joe Sharp', 'Netherlands', 52), (2, 'Timbaland', 'United States', 32),
+            (3, 'Justin Brown', 'France', 29), (4, 'Rose White', 'France', 41), (5, 'John Nizinik', 'France', 43),
+            (6, 'Tribal King', 'United States', 25);
+        """
     )
-    db.commit()
     db.close()
     return path
 
 
+START = "$starting_table_var$"
 SETUP = "SELECT Name AS singer_Name, Age AS singer_Age, Country AS singer_Country FROM singer"
 
 
 def scenario(tools: list[str], setup: bool = True, columns: list[dict[str, str]] = COLUMNS_META) -> Scenario:
-    liveapi = {"setup": {"database": "concert_singer", "sql": SETUP} if setup else None, "columns": columns}
-    return Scenario(
-        id="liveapi/slot/concert_singer/0001",
-        family="liveapi",
-        task="t",
-        tools=tools,
-        gold=Gold(),
-        metadata={"liveapi": liveapi},
-    )
+    return concert_scenario(tools, setup=SETUP if setup else None, columns=columns)
 
 
 @pytest.fixture(scope="module")
@@ -472,42 +445,31 @@ def toolbox(database: Path):
     box.close()
 
 
-def run(box: LiveApiToolBox, state: LiveState, tool: str, scene: Scenario, **arguments: Any) -> Any:
-    spec = box.episode_spec(box.specs[tool], scene)
-    problem = box.argument_error(spec, arguments)
-    if problem is not None:
-        raise ToolExecutionError(problem, "invalid_arguments")
-    return box.execute(state, spec, arguments)
+class Episode:
+    """One episode on a tool box, started (its hidden setup run); calling it runs a tool as the environment does,
+    the arguments checked against the episode's narrowed spec first."""
+
+    def __init__(self, box: LiveApiToolBox, scene: Scenario):
+        self.box, self.scene, self.state = box, scene, box.new_state()
+        box.start(self.state, scene)
+
+    def __call__(self, tool: str, /, **arguments: Any) -> Any:
+        spec = self.box.episode_spec(self.box.specs[tool], self.scene)
+        problem = self.box.argument_error(spec, arguments)
+        if problem is not None:
+            raise ToolExecutionError(problem, "invalid_arguments")
+        return self.box.execute(self.state, spec, arguments)
 
 
 def test_slot_label_flow_reproduces_sql(toolbox: LiveApiToolBox, database: Path):
-    scene = scenario([s.name for s in slot_specs()])
-    state = toolbox.new_state()
-    toolbox.start(state, scene)
-    assert len(state.tables[STARTING_TABLE].rows) == 6
-    first = run(
-        toolbox,
-        state,
-        "filter_data",
-        scene,
-        data_source="$starting_table_var$",
-        key_name="singer_Country",
-        condition="equal_to",
-        value="France",
-    )
+    call = Episode(toolbox, scenario([s.name for s in slot_specs()]))
+    assert len(call.state.tables[STARTING_TABLE].rows) == 6
+    first = call("filter_data", data_source=START, key_name="singer_Country", condition="equal_to", value="France")
     assert first == "$FILTERED_DF_0$"
-    second = run(toolbox, state, "sort_data", scene, data_source=first, key_name="singer_Age", ascending=False)
+    second = call("sort_data", data_source=first, key_name="singer_Age", ascending=False)
     assert second == "$SORTED_DF_1$"
-    rows = run(
-        toolbox,
-        state,
-        "retrieve_data",
-        scene,
-        data_source="SORTED_DF_1",
-        key_name=["singer_Name", "singer_Age"],
-        distinct=False,
-        limit=2,
-    )
+    keys = ["singer_Name", "singer_Age"]
+    rows = call("retrieve_data", data_source="SORTED_DF_1", key_name=keys, distinct=False, limit=2)
     with sqlite3.connect(database) as db:
         expected = db.execute("SELECT Name, Age FROM singer WHERE Country = 'France' ORDER BY Age DESC LIMIT 2")
         assert [tuple(r.values()) for r in rows] == expected.fetchall()
@@ -515,75 +477,32 @@ def test_slot_label_flow_reproduces_sql(toolbox: LiveApiToolBox, database: Path)
 
 
 def test_slot_aggregate_and_transform_flow(toolbox: LiveApiToolBox):
-    scene = scenario([s.name for s in slot_specs()])
-    state = toolbox.new_state()
-    toolbox.start(state, scene)
-    label = run(
-        toolbox,
-        state,
-        "transform_data",
-        scene,
-        data_source="$starting_table_var$",
-        key_name="singer_Country",
-        operation_type="substring",
-        operation_args={"start_index": 0, "end_index": 6},
-    )
-    label = run(
-        toolbox,
-        state,
-        "filter_data",
-        scene,
-        data_source=label,
-        key_name="singer_Country",
-        condition="equal_to",
-        value="United",
-    )
+    call = Episode(toolbox, scenario([s.name for s in slot_specs()]))
+    first_six = {"operation_type": "substring", "operation_args": {"start_index": 0, "end_index": 6}}
+    label = call("transform_data", data_source=START, key_name="singer_Country", **first_six)
+    label = call("filter_data", data_source=label, key_name="singer_Country", condition="equal_to", value="United")
     assert label == "$FILTERED_DF_1$"
-    label = run(
-        toolbox, state, "aggregate_data", scene, data_source=label, aggregation_type="mean", key_name="singer_Age"
-    )
-    assert run(toolbox, state, "retrieve_data", scene, data_source=label, key_name="mean_singer_Age") == [
-        {"mean_singer_Age": 28.5}
-    ]
+    label = call("aggregate_data", data_source=label, aggregation_type="mean", key_name="singer_Age")
+    assert call("retrieve_data", data_source=label, key_name="mean_singer_Age") == [{"mean_singer_Age": 28.5}]
     with pytest.raises(ToolExecutionError, match="key 'mean_singer_Age' is not a key of this table"):
-        run(
-            toolbox,
-            state,
-            "sort_data",
-            scene,
-            data_source="$starting_table_var$",
-            key_name="mean_singer_Age",
-            ascending=True,
-        )
+        call("sort_data", data_source=START, key_name="mean_singer_Age", ascending=True)
 
 
 def test_sel_flow_with_getters(toolbox: LiveApiToolBox, database: Path):
-    scene = scenario([s.name for s in sel_general_specs()] + ["get_singer_Age"])
-    state = toolbox.new_state()
-    toolbox.start(state, scene)
-    label = run(
-        toolbox,
-        state,
-        "select_data_greater_than",
-        scene,
-        data_source="$starting_table_var$",
-        key_name="singer_Age",
-        value="30",
-    )
-    label = run(toolbox, state, "sort_data_ascending", scene, data_source=label, key_name="singer_Age")
-    label = run(toolbox, state, "limit_data", scene, data_source=label, n=3)
+    call = Episode(toolbox, scenario([s.name for s in sel_general_specs()] + ["get_singer_Age"]))
+    label = call("select_data_greater_than", data_source=START, key_name="singer_Age", value="30")
+    label = call("sort_data_ascending", data_source=label, key_name="singer_Age")
+    label = call("limit_data", data_source=label, n=3)
     assert label == "$LIMITED_DF_2$"
     with sqlite3.connect(database) as db:
         expected = [r[0] for r in db.execute("SELECT Age FROM singer WHERE Age > 30 ORDER BY Age LIMIT 3")]
-    assert run(toolbox, state, "get_singer_Age", scene, data_source=label) == expected
+    assert call("get_singer_Age", data_source=label) == expected
 
 
 def test_unknown_label_through_the_tool_box(toolbox: LiveApiToolBox):
-    scene = scenario(["sort_data"])
-    state = toolbox.new_state()
-    toolbox.start(state, scene)
+    call = Episode(toolbox, scenario(["sort_data"]))
     with pytest.raises(ToolExecutionError, match=r"data_source '\$SORTED_DF_0\$' names no data: no call has produced"):
-        run(toolbox, state, "sort_data", scene, data_source="$SORTED_DF_0$", key_name="singer_Age", ascending=True)
+        call("sort_data", data_source="$SORTED_DF_0$", key_name="singer_Age", ascending=True)
 
 
 def test_a_key_outside_the_scenario_columns_is_refused_by_the_narrowed_spec(toolbox: LiveApiToolBox):
@@ -630,16 +549,13 @@ def test_equal_specs_shared_by_slot_and_sel_count_once(database: Path):
 # ---------------------------------------------------------------------------------------------------------------
 # REST
 
-ENDPOINT = Endpoint(
-    name="get_singer_names_concert_singer",
-    path="/v1/concert_singer/singer/names_by_country_min_age",
-    description="Get singer names for a given country and minimum age",
-    database="concert_singer",
-    sql="SELECT Name FROM singer WHERE Country = :country AND Age > :min_age ORDER BY Age",
-    params=[
-        EndpointParam("country", "string", "Country of the singer", "Country", "France"),
-        EndpointParam("min_age", "integer", "Age the singer is older than", "Min Age", 30),
-    ],
+MIN_AGE = EndpointParam("min_age", "integer", "Age the singer is older than", "Min Age", 30)
+ENDPOINT = concert_endpoint(
+    "get_singer_names_concert_singer",
+    "/v1/concert_singer/singer/names_by_country_min_age",
+    "Get singer names for a given country and minimum age",
+    "SELECT Name FROM singer WHERE Country = :country AND Age > :min_age ORDER BY Age",
+    [COUNTRY, MIN_AGE],
 )
 
 

@@ -5,21 +5,21 @@ precedence order, the ReAct measures, the family scorer, and the summary tables 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from helpers.builders import tool_step
 
 from undertow.env_core.families import ReportTable, StackedBars
+from undertow.env_core.liveapi.vocabulary import SLOT_TOOLS
 from undertow.env_core.model import (
-    Action,
     EpisodeResult,
     Gold,
-    Observation,
     Outcome,
     PlannedCall,
     Scenario,
     Step,
-    ToolCall,
     ToolError,
     Trajectory,
     Turn,
@@ -30,6 +30,7 @@ from undertow.scoring.liveapi import (
     PRF,
     START,
     Call,
+    LiveApiDetails,
     LiveApiSummary,
     Ref,
     call_slots,
@@ -46,16 +47,6 @@ from undertow.scoring.liveapi import (
     stuck,
     summarize,
 )
-
-SLOT_TOOLS = [
-    "aggregate_data",
-    "filter_data",
-    "group_data_by",
-    "retrieve_data",
-    "select_unique_values",
-    "sort_data",
-    "transform_data",
-]
 
 # The paper's listing 10: "What's Angela Sanders's major?" over student_club.
 FIRST = {
@@ -81,7 +72,7 @@ def make_scenario(
     answer: Any = (("Business",),),
     *,
     ordered: bool = False,
-    tools: list[str] = SLOT_TOOLS,
+    tools: Sequence[str] = SLOT_TOOLS,
     data_tools: tuple[str, ...] = ("retrieve_data",),
     formulation: str = "slot",
     mode: str | None = None,
@@ -101,7 +92,7 @@ def make_scenario(
         id=f"liveapi/{formulation}/student_club/{index:04d}",
         family="liveapi",
         task="What's Angela Sanders's major?",
-        tools=tools,
+        tools=list(tools),
         gold=Gold(
             answer=[list(row) for row in answer],
             ordered=ordered,
@@ -123,21 +114,13 @@ def step(
     ok: bool = True,
     unparsed: str | None = None,
 ) -> Step:
-    call_id = f"c{turn}-{name}"
-    return Step(
-        turn=turn,
-        action=Action(
-            kind="tool_call",
-            tool_call=ToolCall(id=call_id, name=name, arguments=arguments or {}, unparsed_arguments=unparsed),
-        ),
-        observation=Observation(
-            call_id=call_id,
-            tool=name,
-            ok=ok,
-            result=result if ok else None,
-            error=None if ok else ToolError(type="tool_error", message="no such column"),
-        ),
-    )
+    """A recorded call: ``result`` when ``ok``, else the error "no such column"; ``unparsed`` is the raw text of
+    arguments that did not parse."""
+    no_column = ToolError(type="tool_error", message="no such column")
+    recorded = tool_step(turn, name, arguments, ok=ok, result=result, error=no_column)
+    assert recorded.action.tool_call is not None
+    recorded.action.tool_call.unparsed_arguments = unparsed
+    return recorded
 
 
 def sequence(*calls: tuple[str, dict[str, Any], Any], turn: int | None = 0) -> list[Step]:
@@ -523,6 +506,8 @@ def test_episode_details() -> None:
         "stuck": False,
         "unclassified": True,
     }
+    stored = LiveApiDetails.model_validate(details).model_dump(mode="json")  # what the runner stores
+    assert list(stored.items()) == list(details.items())
     react = make_scenario(mode="react")
     bad = {**FIRST, "key_name": "first_name"}
     run = trajectory(

@@ -4,12 +4,11 @@ generation (and the schema-in-the-prompt baseline), and prints the paper's Table
 
 from __future__ import annotations
 
-import subprocess
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from helpers.cli import UNDERTOW
+from helpers.cli import run_cli
 from helpers.shipped import limits, run_shipped
 
 from undertow.cluster.store import RunStore
@@ -63,11 +62,6 @@ def test_a_decoupled_episode_replays_to_the_same_trajectory_and_score(shipped: t
     by = cells(shipped[0])
     for key in (("oracle", "all-decoupled", "kb"), ("random", "all-react", "database")):
         episode = by[key][0].episode_id
-        replayed = subprocess.run(
-            [UNDERTOW, "replay", shipped[0].name, episode, "--store", str(shipped[0].parent)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        replayed = run_cli("replay", shipped[0].name, episode, "--store", str(shipped[0].parent), timeout=300)
         assert replayed.returncode == 0, replayed.stdout + replayed.stderr
         assert "identical" in replayed.stdout

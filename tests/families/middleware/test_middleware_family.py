@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from helpers.builders import call
-from helpers.cli import UNDERTOW
+from helpers.cli import run_cli
 from helpers.paths import SPIDER_DEV as SPIDER
 
 from undertow.env_core.faults import PRESET_SETTINGS
@@ -31,12 +30,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     if not SPIDER.is_dir():
         pytest.fail(f"{SPIDER} is missing: the tests need ../shared beside the repository")
     out = tmp_path_factory.mktemp("middleware") / "suite"
-    done = subprocess.run(
-        [UNDERTOW, "build", "middleware", "--spider", str(SPIDER), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_cli("build", "middleware", "--spider", str(SPIDER), "--out", str(out))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return out, done.stdout
 
@@ -239,12 +233,8 @@ def test_reading_final_answers_and_the_content_label() -> None:
 
 def test_a_missing_spider_folder_is_named_with_a_did_you_mean(tmp_path: Path) -> None:
     (tmp_path / "spider-dev").mkdir()
-    done = subprocess.run(
-        [UNDERTOW, "build", "middleware", "--spider", str(tmp_path / "spider-dv"), "--out", str(tmp_path / "o")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    missing = tmp_path / "spider-dv"
+    done = run_cli("build", "middleware", "--spider", str(missing), "--out", str(tmp_path / "o"), timeout=120)
     assert done.returncode == 2
     assert "not found; did you mean 'spider-dev'?" in " ".join(done.stderr.split())
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.paths import SPIDER_DEV as SPIDER
 
 from undertow.env_core.environment import Environment
 from undertow.env_core.errors import DataError
@@ -28,15 +27,8 @@ from undertow.env_core.middleware.kb import (
     valid_actions,
 )
 from undertow.env_core.model import Action, Gold, Scenario, ToolCall
-from undertow.env_core.spider import SpiderData, read_spider
+from undertow.env_core.spider import SpiderData
 from undertow.env_core.tools import ToolExecutionError
-
-
-@pytest.fixture(scope="module")
-def spider() -> SpiderData:
-    if not (SPIDER / "tables.json").is_file():
-        pytest.fail(f"spider-dev data not found at {SPIDER}")
-    return read_spider(SPIDER)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,8 @@ from helpers import builders
 
 from undertow.env_core.environment import Environment
 from undertow.env_core.model import Gold, Observation, Scenario
-from undertow.env_core.services.base import Call, Service
+from undertow.env_core.services.base import Service
+from undertow.env_core.services.recipes import Call
 from undertow.env_core.services.tools import ServicesToolBox, pristine_world
 
 

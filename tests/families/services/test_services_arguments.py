@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from simulated_services import episode, step
 
 from undertow.env_core.services import communication, information
-from undertow.env_core.services.communication import _is_address, _resolve_recipients
+from undertow.env_core.services.communication import is_address, resolve_recipients
 from undertow.env_core.tools import MAX_STRING, QUOTE_CHARS, ToolExecutionError
 
 FAST = 10.0  # seconds; the 60,000-character address took 12-32 s before
@@ -23,7 +23,7 @@ ADDRESS = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")  # the regex the check replace
 @settings(max_examples=500, deadline=None, database=None)
 @given(st.text("a@. \t\u00a0", max_size=10))
 def test_the_address_check_agrees_with_the_regex_it_replaced(text: str) -> None:
-    assert _is_address(text) == (ADDRESS.fullmatch(text) is not None)
+    assert is_address(text) == (ADDRESS.fullmatch(text) is not None)
 
 
 def test_a_long_address_is_checked_quickly() -> None:
@@ -31,7 +31,7 @@ def test_a_long_address_is_checked_quickly() -> None:
     address = "a@" + "." * 60_000 + "@"
     started = time.monotonic()
     with pytest.raises(ToolExecutionError) as info:
-        _resolve_recipients([address], [])
+        resolve_recipients([address], [])
     assert str(info.value) == (
         f"recipient '{address[:QUOTE_CHARS]}… (60,003 characters)' is neither an email address nor a contact name"
     )

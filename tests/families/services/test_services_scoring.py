@@ -41,6 +41,7 @@ from undertow.scoring.services import (
     THRESHOLD,
     EmbeddingMatcher,
     JudgeMatcher,
+    ServicesDetails,
     ServicesSummary,
     calibrate,
     candidate_spans,
@@ -540,6 +541,8 @@ def test_episode_details_and_the_audit_counts() -> None:
     )
     assert clean["rubric"] == "clean" and clean["clean_passed"] is True and clean["fm_label"] is None
     assert clean["card"] == "FM1" and "base_passed" not in clean
+    for details in (found, clean):  # what the runner stores: the details model's dump, key for key
+        assert list(ServicesDetails.model_validate(details).model_dump(mode="json").items()) == list(details.items())
 
 
 # ---------------------------------------------------------------------------------------------------------------

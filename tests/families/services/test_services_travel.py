@@ -52,25 +52,11 @@ def test_booking_errors() -> None:
         env, Booking, "search_hotels", city="Manhattan", check_in="2026-03-01", check_out="2026-03-03", guests=2
     )
     assert past.error is not None and past.error.type == "invalid_request"
-    backwards = call(
-        env,
-        Expedia,
-        "book_hotel",
-        hotel_id="exp_budget_midtown",
-        check_in="2026-04-09",
-        check_out="2026-04-07",
-        guests=1,
-    )
+    reversed_dates = {"check_in": "2026-04-09", "check_out": "2026-04-07", "guests": 1}
+    backwards = call(env, Expedia, "book_hotel", hotel_id="exp_budget_midtown", **reversed_dates)
     assert backwards.error is not None and backwards.error.type == "invalid_request"
-    crowd = call(
-        env,
-        Booking,
-        "create_booking",
-        hotel_id="bdc_budget_midtown",
-        check_in="2026-04-07",
-        check_out="2026-04-09",
-        guests=5,
-    )
+    five = {"check_in": "2026-04-07", "check_out": "2026-04-09", "guests": 5}  # Budget Midtown sleeps 2
+    crowd = call(env, Booking, "create_booking", hotel_id="bdc_budget_midtown", **five)
     assert crowd.error is not None and crowd.error.type == "invalid_request"
     missing = call(env, Booking, "get_booking", booking_id="bdc_bk_9999")
     assert missing.error is not None and missing.error.type == "not_found"

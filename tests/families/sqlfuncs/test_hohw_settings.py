@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers.endpoint import answer, scripted_server
 from helpers.paths import SPIDER_DEV
+from helpers.runs import policy_results
 from pydantic import ValidationError
 
 from undertow.cluster.config import SweepConfig
@@ -19,9 +20,9 @@ from undertow.env_core.faults import HINT_PREFIX, PRESET_SETTINGS, expects_give_
 from undertow.env_core.model import Action, Scenario, ToolCall
 from undertow.env_core.search import GET_INFO, SEARCH_TOOLS, ToolAccess, tool_document
 from undertow.env_core.sqlfuncs.build import build_suite, write_build
-from undertow.env_core.suites import Suite, SuiteRef, copy_suite, load_ref, load_suite, suite_ref
+from undertow.env_core.suites import Suite, copy_suite, load_ref, load_suite, suite_ref
 from undertow.workers.agent import AgentConfig
-from undertow.workers.clients import EndpointModel, PolicyModel
+from undertow.workers.clients import EndpointModel
 from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard
 
 
@@ -64,15 +65,6 @@ def listed(suite: Suite, scenario: Scenario, setting: str, access: ToolAccess) -
 
 def call(name: str, arguments: dict, i: int = 0) -> Action:
     return Action(kind="tool_call", tool_call=ToolCall(id=f"c{i}", name=name, arguments=arguments))
-
-
-def run_policy(ref: SuiteRef, policy: str, setting: str) -> list:
-    suite = load_ref(ref)
-    episodes = [EpisodePlan(episode_id=s.id, scenario_id=s.id, seed=0) for s in suite.scenarios]
-    shard = ShardSpec(
-        shard_id="t", model=PolicyModel(name=policy), suite=ref, setting=PRESET_SETTINGS[setting], episodes=episodes
-    )
-    return run_shard(shard).results
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -119,7 +111,7 @@ def test_distractors_only_with_a_function_count_lists_k_distractors(dev: Suite) 
 
 def test_distractors_only_oracle_gives_up_and_is_scored_right(dev_folder: Path) -> None:
     ref = suite_ref({"path": str(dev_folder), "access": {"distractors": 8}, "limit": 6})
-    results = run_policy(ref, "oracle", "distractors_only")
+    results = policy_results(ref, "oracle", "distractors_only")
     assert results and all(r.expected_give_up and r.gave_up and r.correct and not r.solved for r in results)
 
 
@@ -272,5 +264,5 @@ def test_suite_labels_and_sweep_config_carry_the_function_count(dev_folder: Path
 @pytest.mark.parametrize("answers", ["lenient", "strict"])
 def test_the_runner_records_how_answers_were_matched(dev_folder: Path, answers: str) -> None:
     ref = suite_ref({"path": str(dev_folder), "limit": 3, "answers": answers})
-    results = run_policy(ref, "oracle", "clean")
+    results = policy_results(ref, "oracle", "clean")
     assert results and all(r.answers == answers and r.solved for r in results)

@@ -8,24 +8,25 @@ import math
 from typing import Any
 
 import pytest
+from helpers import builders
+from helpers.builders import tool_step
 
+from undertow.env_core.faults import expects_give_up, usable_plans
 from undertow.env_core.model import (
-    Action,
     FaultKind,
     FaultSpec,
     Gold,
-    Observation,
     Outcome,
+    Persistence,
     PlannedCall,
     Scenario,
     Step,
-    ToolCall,
     ToolError,
     Trajectory,
-    Turn,
 )
 from undertow.scoring.sqlfuncs import (
     ERROR_CATEGORIES,
+    SqlfuncsDetails,
     backup_plan_calls,
     episode_details,
     error_category,
@@ -52,48 +53,17 @@ SCENARIO = make_scenario()
 
 
 def call(turn: int, name: str, ok: bool = True, result: Any = None, error: str = "invalid_arguments") -> Step:
-    call_id = f"c{turn}-{name}"
-    return Step(
-        turn=turn,
-        action=Action(kind="tool_call", tool_call=ToolCall(id=call_id, name=name)),
-        observation=Observation(
-            call_id=call_id,
-            tool=name,
-            ok=ok,
-            result=(GOLD if result is None else result) if ok else None,
-            error=None if ok else ToolError(type=error, message=f"{name} failed"),
-        ),
-    )
+    failure = ToolError(type=error, message=f"{name} failed")
+    return tool_step(turn, name, ok=ok, result=GOLD if result is None else result, error=failure)
 
 
 def search(turn: int, *names: str) -> Step:
     return call(turn, "search_tools", result=[{"name": n, "description": f"about {n}"} for n in names])
 
 
-def trajectory(
-    *steps: Step,
-    final: str | None = "[]",
-    gave_up: bool = False,
-    outcome: Outcome = Outcome.scored,
-    faults: list[FaultSpec] | None = None,
-) -> Trajectory:
-    last = max((s.turn for s in steps), default=-1) + 1
-    all_steps = list(steps)
-    if outcome == Outcome.scored:
-        all_steps.append(Step(turn=last, action=Action(kind="give_up" if gave_up else "final_answer", content=final)))
-    return Trajectory(
-        episode_id="e",
-        scenario_id="q1",
-        model="m",
-        setting="s",
-        seed=0,
-        faults=faults or [],
-        turns=[Turn(index=i) for i in range(last + 1)],
-        steps=all_steps,
-        final_answer=final,
-        gave_up=gave_up,
-        outcome=outcome,
-    )
+def trajectory(*steps: Step, final: str | None = "[]", **answer: Any) -> Trajectory:
+    """A trajectory of the scenario q1 (``answer``: gave_up, outcome, faults as builders.trajectory)."""
+    return builders.trajectory(*steps, final=final, scenario_id="q1", **answer)
 
 
 def category(traj: Trajectory, searched: bool, first_tried: set[str] | None = None, correct: bool = False) -> Any:
@@ -225,13 +195,39 @@ def test_not_giving_up_when_nothing_can_work_is_a_missed_give_up(outcome: Outcom
 
 
 def test_a_temporary_fault_blocks_no_plan() -> None:
-    from undertow.env_core.model import Persistence
-
     transient = FaultSpec(
         kind=FaultKind.transient, target=[DIRECT, INNER, OUTER], persistence=Persistence(mode="temporary", after=2)
     )
     traj = trajectory(call(0, DIRECT, ok=False, error="timeout"), final="[]", faults=[transient])
     assert category(traj, searched=False) == "tool_use"
+
+
+# a cascade: the outer function fails because the inner one it depends on carries a fault of its own
+
+FIRST_TRIED = FaultSpec(kind=FaultKind.first_tried, target=[DIRECT, INNER, OUTER])
+CASCADE = FaultSpec(kind=FaultKind.cascade, target=[OUTER], params={"on": INNER})
+UPSTREAM = FaultSpec(kind=FaultKind.transient, target=[INNER], persistence=Persistence(mode="temporary", after=1))
+
+
+def test_a_cascade_blocks_the_chain_as_the_give_up_rule_does() -> None:
+    """The direct function disabled first, the chain's outer function failing with its faulted upstream: no plan
+    is left. The scorer reads the rule that decided giving up was right (env_core.faults), so both agree."""
+    faults = [FIRST_TRIED, CASCADE, UPSTREAM]
+    steps = (disabled(0, DIRECT), call(1, INNER, ok=False, error="timeout"), call(2, INNER), call(3, OUTER, ok=False))
+    traj = trajectory(*steps, final="[]", faults=faults)
+    assert expects_give_up(SCENARIO, faults, {DIRECT}) is True
+    assert usable_plans(SCENARIO, faults, {DIRECT}) == []
+    assert category(traj, searched=False, first_tried={DIRECT}) == "no_give_up"
+    details = episode_details(traj, SCENARIO, correct=False, searched=True, first_tried={DIRECT})
+    assert details["error_category"] == "no_give_up" and details["backup_plan_calls"] == 2
+
+
+def test_a_cascade_whose_upstream_has_no_fault_blocks_nothing() -> None:
+    faults = [FIRST_TRIED, CASCADE]
+    traj = trajectory(disabled(0, DIRECT), call(1, INNER), call(2, OUTER), final="[]", faults=faults)
+    assert expects_give_up(SCENARIO, faults, {DIRECT}) is False
+    assert usable_plans(SCENARIO, faults, {DIRECT}) == [SCENARIO.gold.plans[1]]
+    assert category(traj, searched=False, first_tried={DIRECT}) == "tool_use"
 
 
 @pytest.mark.parametrize("outcome", [Outcome.model_error, Outcome.parse_error])
@@ -288,6 +284,8 @@ def test_episode_details_in_the_open_setting() -> None:
         "solution_seen_in_search": False,
     }
     assert json.loads(json.dumps(details)) == details
+    stored = SqlfuncsDetails.model_validate(details).model_dump(mode="json")  # what the runner stores
+    assert list(stored.items()) == list(details.items())
 
 
 def test_episode_details_in_the_closed_setting() -> None:

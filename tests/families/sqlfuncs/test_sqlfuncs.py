@@ -9,20 +9,20 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.builders import follow_plan
 from helpers.cli import run_cli
 from helpers.paths import SPIDER_DEV
+from helpers.runs import policy_results
 from helpers.spider import BAD_QUESTIONS, QUESTIONS, make_spider
 from typer.testing import CliRunner
 
 from undertow.cluster.cli import app
 from undertow.env_core.environment import Environment
 from undertow.env_core.faults import PRESET_SETTINGS
-from undertow.env_core.model import Action, ArgRef, Observation, PlannedCall, ToolCall
+from undertow.env_core.model import Action, Observation, PlannedCall, ToolCall
 from undertow.env_core.search import GET_INFO, SEARCH_TOOLS, ToolAccess
 from undertow.env_core.sqlfuncs.build import BuiltSuite, build_suite, write_build
-from undertow.env_core.suites import Suite, SuiteRef, load_ref, load_suite, suite_ref
-from undertow.workers.clients import PolicyModel
-from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard
+from undertow.env_core.suites import Suite, load_ref, load_suite, suite_ref
 
 
 @pytest.fixture(scope="module")
@@ -53,18 +53,7 @@ def play(suite: Suite, scenario_id: str, plan: list[PlannedCall], setting: str =
     scenario = suite.by_id[scenario_id]
     env = suite.environment(scenario, 0, PRESET_SETTINGS[setting])
     env.reset()
-    observations: list[Observation] = []
-    for i, planned in enumerate(plan):
-        arguments = {}
-        for name, value in planned.arguments.items():
-            if isinstance(value, ArgRef):
-                value = [row[value.field] for row in observations[value.from_call].result]
-            arguments[name] = value
-        call = ToolCall(id=f"c{i}", name=planned.tool, arguments=arguments)
-        observation = env.step(Action(kind="tool_call", tool_call=call))
-        assert observation is not None
-        observations.append(observation)
-    return observations
+    return follow_plan(env, plan)
 
 
 def same_rows(a: list[dict], b: list[dict]) -> bool:
@@ -240,15 +229,6 @@ def test_functions_read_the_database_and_never_change_it(suite: Suite, built: tu
 # Settings and tool access
 
 
-def run_policy(ref: SuiteRef, policy: str, setting: str) -> list:
-    suite = load_ref(ref)
-    episodes = [EpisodePlan(episode_id=s.id, scenario_id=s.id, seed=0) for s in suite.scenarios]
-    shard = ShardSpec(
-        shard_id="t", model=PolicyModel(name=policy), suite=ref, setting=PRESET_SETTINGS[setting], episodes=episodes
-    )
-    return run_shard(shard).results
-
-
 @pytest.mark.parametrize("access", [ToolAccess(), ToolAccess(distractors=24), ToolAccess(mode="open")], ids=str)
 def test_oracle_on_spider_dev_solves_clean_and_first_tried_and_gives_up_when_impossible(
     dev_folder: Path, access: ToolAccess
@@ -256,11 +236,11 @@ def test_oracle_on_spider_dev_solves_clean_and_first_tried_and_gives_up_when_imp
     ref = suite_ref({"path": str(dev_folder), "access": access})
     assert len(load_ref(ref).scenarios) >= 40
     for setting in ("clean", "first_tried", "removed"):
-        results = run_policy(ref, "oracle", setting)
+        results = policy_results(ref, "oracle", setting)
         assert all(r.solved and r.correct for r in results), (setting, [r.error for r in results if not r.solved])
-    impossible = run_policy(ref, "oracle", "impossible")
+    impossible = policy_results(ref, "oracle", "impossible")
     assert not any(r.solved for r in impossible) and all(r.gave_up and r.correct for r in impossible)
-    naive = run_policy(ref, "naive", "first_tried")
+    naive = policy_results(ref, "naive", "first_tried")
     assert not any(r.solved for r in naive)
     assert all(r.details["backup_plan_calls"] is not None and r.details["error_category"] for r in naive)
 
