@@ -29,6 +29,14 @@ from undertow.env_core.services.helpers import (
     searched,
     shown,
 )
+from undertow.env_core.services.histories import (
+    FOOD_ORDERS,
+    PICKUP_ORDERS,
+    PICKUP_STORES,
+    RETAIL_ORDERS,
+    cart_of,
+    held,
+)
 from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.seeds import GROCERY_STORES, PRODUCTS, RESTAURANTS, GroceryStore, Product, Restaurant
 from undertow.env_core.services.states import (
@@ -40,7 +48,6 @@ from undertow.env_core.services.states import (
     OrderLine,
     PickupOrder,
     RetailOrder,
-    Slot,
     Store,
     WalmartState,
 )
@@ -90,7 +97,6 @@ class _Food(Category, domain=DOMAIN, category="food_delivery"):
     state: FoodState
     item_prefix: ClassVar[str]
     order_prefix: ClassVar[str]
-    past_order: ClassVar[tuple[str, str, tuple[tuple[str, int], ...], str]]  # id, restaurant, lines, when
     query_example: ClassVar[str]  # the example in search_restaurants' query description
     words: ClassVar[dict[str, str]] = {"place": "restaurant"}
 
@@ -117,12 +123,8 @@ class _Food(Category, domain=DOMAIN, category="food_delivery"):
             for item in copy.menu:
                 item.key = cls.item_id(item.key)
             restaurants[cls.rid(r.key)] = copy
-        state = FoodState(restaurants=restaurants, orders={})
-        order_id, where, lines, when = cls.past_order
-        order = cls._make_order(state, order_id, cls.rid(where), {cls.item_id(k): q for k, q in lines}, when)
-        order.status = "delivered"
-        state.orders[order_id] = order
-        return state
+        orders = {o.order_id: o for o in held(FOOD_ORDERS, cls.name, FoodOrder)}
+        return FoodState(restaurants=restaurants, orders=orders)
 
     @staticmethod
     def _make_order(state: FoodState, order_id: str, rid: str, quantities: dict[str, int], when: str) -> FoodOrder:
@@ -271,7 +273,6 @@ class UberEats(_Food, name="ubereats", title="Uber Eats"):
     docs: ClassVar[dict[str, str]] = {
         "search_restaurants": "Find restaurants that deliver, by name, dish or cuisine, with rating and delivery time."
     }
-    past_order = ("ue_order_0871", "bombay_curry", (("tikka_masala", 1), ("garlic_naan", 2)), "2026-03-13T02:41:00Z")
 
 
 class DoorDash(_Food, name="doordash", title="DoorDash"):
@@ -282,14 +283,12 @@ class DoorDash(_Food, name="doordash", title="DoorDash"):
     docs: ClassVar[dict[str, str]] = {
         "search_restaurants": "Search restaurants that deliver by name, dish or cuisine, with rating and delivery time."
     }
-    past_order = ("dd_order_5530", "taqueria_el_sol", (("carne_asada_burrito", 2),), "2026-03-16T01:12:00Z")
 
 
 class Grubhub(_Food, name="grubhub", title="Grubhub"):
     item_prefix = "gh_item_"
     order_prefix = "gh_order"
     query_example = "curry"
-    past_order = ("gh_order_2207", "bombay_curry", (("saag_paneer", 1), ("mango_lassi", 1)), "2026-03-06T03:05:00Z")
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -441,20 +440,10 @@ class Amazon(_Retail, name="amazon", title="Amazon"):
 
     @classmethod
     def initial_state(cls) -> AmazonState:
-        past = RetailOrder(
-            order_id="112-4471903-0381",
-            items=[{"product_id": cls.product_id("hydra_bottle_32"), "name": product("hydra_bottle_32").name}],
-            subtotal=27.35,
-            shipping=0.0,
-            total=27.35,
-            shipping_speed="two_day",
-            status="delivered",
-            placed_at="2026-03-02T20:11:00Z",
-        )
         return AmazonState(
             products={cls.product_id(p.key): p.model_copy() for p in PRODUCTS},
-            cart={cls.product_id("chargemate_10000"): 1},
-            orders={past.order_id: past},
+            cart=cart_of(cls.name),
+            orders={o.order_id: o for o in held(RETAIL_ORDERS, cls.name, RetailOrder)},
         )
 
     @tool("write", failure_hint="An order number does not prove the order persisted; confirm with amazon_get_order.")
@@ -494,19 +483,6 @@ class Amazon(_Retail, name="amazon", title="Amazon"):
         return {"orders": [o.model_dump() for o in self.state.orders.values()]}
 
 
-PICKUP_STORE = "wm_store_1602"
-PICKUP_ORDER = "WM-20260319-4417"
-PICKUP_READY = "2026-03-20T12:00:00Z"
-
-
-def _slot(day: str, hour: int) -> Slot:
-    return Slot(
-        slot_id=f"slot_{day.replace('-', '')}_{hour:02d}00",
-        start=f"{day}T{hour:02d}:00:00Z",
-        end=f"{day}T{hour + 1:02d}:00:00Z",
-    )
-
-
 # the arguments of Walmart's pickup tools
 OrderNumber = Annotated[str, Field(description="The order number")]
 StoreId = Annotated[str, Field(description="The store's id, as the order details give it")]
@@ -520,33 +496,12 @@ class Walmart(_Retail, name="walmart", title="Walmart"):
 
     @classmethod
     def initial_state(cls) -> WalmartState:
-        store = Store(
-            store_id=PICKUP_STORE,
-            name="Walmart Supercenter - Daly City",
-            address="1602 Sullivan Ave, Daly City, CA 94015",
-            # the order below is ready at 12:00: the morning slots come before it, the afternoon ones after
-            slots=[_slot("2026-03-20", h) for h in (8, 10, 14, 16)] + [_slot("2026-03-21", h) for h in (9, 13)],
-        )
-        order = PickupOrder(
-            order_id=PICKUP_ORDER,
-            store_id=PICKUP_STORE,
-            items=[
-                {"product_id": cls.product_id("brewline_12cup"), "name": product("brewline_12cup").name, "quantity": 1},
-                {
-                    "product_id": cls.product_id("hydra_bottle_32"),
-                    "name": product("hydra_bottle_32").name,
-                    "quantity": 2,
-                },
-            ],
-            total=134.65,
-            status="preparing",
-            ready_at=PICKUP_READY,
-        )
+        # the pickup order is ready at 12:00 on the first day: the store's morning slots come before it
         return WalmartState(
             products={cls.product_id(p.key): p.model_copy() for p in PRODUCTS},
-            cart={cls.product_id("hydra_bottle_32"): 1},
-            stores={store.store_id: store},
-            orders={order.order_id: order},
+            cart=cart_of(cls.name),
+            stores={s.store_id: s for s in held(PICKUP_STORES, cls.name, Store)},
+            orders={o.order_id: o for o in held(PICKUP_ORDERS, cls.name, PickupOrder)},
         )
 
     def _pickup_order(self, order_id: str) -> PickupOrder:
@@ -653,7 +608,7 @@ class _Grocery(_Cart, category="groceries"):
             stores[s.key] = copy
             for w in s.windows:
                 slots[cls.slot_id(s.key, w.start)] = (s.key, w.start, w.end, w.available)
-        return GroceryState(stores=stores, slots=slots, cart={cls.product_id("wf_bananas"): 1})
+        return GroceryState(stores=stores, slots=slots, cart=cart_of(cls.name))
 
     def _catalog(self) -> dict[str, Product]:
         return {item.key: item for s in self.state.stores.values() for item in s.items}

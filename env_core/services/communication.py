@@ -18,6 +18,7 @@ from pydantic import Field
 
 from undertow.env_core.services.base import Category, Service, peers
 from undertow.env_core.services.helpers import invalid, not_found, searched
+from undertow.env_core.services.histories import CALENDAR_EVENTS, CALENDARS, held
 from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.seeds import CORRESPONDENTS, EVENTS, INBOX, SENT
 from undertow.env_core.services.states import (
@@ -389,18 +390,13 @@ class _Calendar(Category, domain=DOMAIN, category="calendar"):
 
     state: CalendarState
     event_prefix: ClassVar[str]
-    calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]]  # id, name, primary, read_only
 
     @classmethod
     def primary_id(cls) -> str:
-        return next(c[0] for c in cls.calendars_seed if c[2])
+        return next(c.calendar_id for c in held(CALENDARS, cls.name, CalendarInfo) if c.primary)
 
     @classmethod
     def initial_state(cls) -> CalendarState:
-        calendars = [
-            CalendarInfo(calendar_id=cid, name=name, primary=primary, read_only=read_only)
-            for cid, name, primary, read_only in cls.calendars_seed
-        ]
         events = [
             CalendarEvent(
                 event_id=f"{cls.event_prefix}_{e.key}",
@@ -413,19 +409,9 @@ class _Calendar(Category, domain=DOMAIN, category="calendar"):
             )
             for e in EVENTS
         ]
-        # a read-only holiday calendar, so that a write to it is refused
-        holiday = next((c[0] for c in cls.calendars_seed if c[3]), None)
-        if holiday:
-            events.append(
-                CalendarEvent(
-                    event_id=f"{cls.event_prefix}_holiday_easter",
-                    calendar_id=holiday,
-                    title="Easter Sunday",
-                    start="2026-04-05T00:00",
-                    end="2026-04-06T00:00",
-                )
-            )
-        return CalendarState(calendars=calendars, events=events)
+        # the provider's own calendars' events: a holiday on the read-only one, so that a write to it is refused
+        events += held(CALENDAR_EVENTS, cls.name, CalendarEvent)
+        return CalendarState(calendars=held(CALENDARS, cls.name, CalendarInfo), events=events)
 
     def _calendar(self, calendar_id: str) -> CalendarInfo:
         for calendar in self.state.calendars:
@@ -621,20 +607,10 @@ class _Calendar(Category, domain=DOMAIN, category="calendar"):
 class GoogleCalendar(_Calendar, name="google_calendar", title="Google Calendar"):
     event_prefix = "gev"
     arg_names: ClassVar[Mapping[str, str | None]] = {"location": None}
-    calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]] = [
-        ("cal_001", "Alex Rivera", True, False),
-        ("cal_002", "Family", False, False),
-        ("cal_003", "Holidays in United States", False, True),
-    ]
 
 
 class OutlookCalendar(_Calendar, name="outlook_calendar", title="Outlook Calendar"):
     event_prefix = "olev"
-    calendars_seed: ClassVar[list[tuple[str, str, bool, bool]]] = [
-        ("olcal_calendar", "Calendar", True, False),
-        ("olcal_birthdays", "Birthdays", False, False),
-        ("olcal_us_holidays", "United States holidays", False, True),
-    ]
     renames: ClassVar[dict[str, str]] = {"add_attendees": "invite_attendees"}
     arg_names: ClassVar[Mapping[str, str | None]] = {"title": "subject"}
     arg_types: ClassVar[dict[str, Any]] = {

@@ -14,6 +14,15 @@ from pydantic import Field
 
 from undertow.env_core.services.base import Category, Service, peers
 from undertow.env_core.services.helpers import cancel, conflict, find, invalid, money, not_found, searched, shown
+from undertow.env_core.services.histories import (
+    BROKERAGE_ACCOUNTS,
+    MONEY_REQUESTS,
+    PAYMENT_ACCOUNTS,
+    PAYMENTS,
+    TRADE_ORDERS,
+    held,
+    standing,
+)
 from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.seeds import PAYEES, QUOTES, Payee, Quote
 from undertow.env_core.services.states import Contact, Payment, PaymentsState, TradeOrder, TradingState
@@ -55,11 +64,8 @@ class _Payments(Category, domain=DOMAIN, category="payments"):
     note_field: ClassVar[str] = "note"
     finder: ClassVar[str] = "search_contacts"  # the read that finds a person's id
     send_status: ClassVar[Literal["pending", "completed"]] = "completed"
-    start_balance: ClassVar[float]
     max_amount: ClassVar[float] = 2500.0
     usernames: ClassVar[bool] = False
-    history: ClassVar[tuple[tuple[str, str, float, str, str], ...]] = ()  # (id, contact key, amount, note, when)
-    open_requests: ClassVar[tuple[tuple[str, str, float, str, str], ...]] = ()
 
     @classmethod
     def contact_id(cls, key: str) -> str:
@@ -77,24 +83,11 @@ class _Payments(Category, domain=DOMAIN, category="payments"):
             )
             for p in PAYEES
         }
-
-        def record(row: tuple[str, str, float, str, str], status: Literal["completed", "pending"]) -> Payment:
-            key, who, amount, note, when = row
-            return Payment(
-                id=key,
-                contact_id=cls.contact_id(who),
-                name=person(who).name,
-                amount=amount,
-                note=note,
-                status=status,
-                created_at=when,
-            )
-
         return PaymentsState(
-            balance=cls.start_balance,
+            balance=standing(PAYMENT_ACCOUNTS, cls.name).balance,
             contacts=contacts,
-            payments={row[0]: record(row, "completed") for row in cls.history},
-            requests={row[0]: record(row, "pending") for row in cls.open_requests},
+            payments={p.id: p for p in held(PAYMENTS, cls.name, Payment)},
+            requests={r.id: r for r in held(MONEY_REQUESTS, cls.name, Payment)},
         )
 
     def _contact_record(self, c: Contact) -> dict[str, Any]:
@@ -284,11 +277,6 @@ class Zelle(_Payments, name="zelle", title="Zelle"):
     note_field = "memo"
     send_status = "pending"
     finder = "search_recipients"
-    start_balance = 2400.0
-    history = (
-        ("zt_20260307", "marcus_bell", 120.0, "March rent share", "2026-03-07T16:12:00Z"),
-        ("zt_20260314", "sam_patel", 60.0, "Soccer league fee", "2026-03-14T19:40:00Z"),
-    )
 
     @tool(
         "read", failure_hint="A recipient missing here may be listed under another name; try zelle_search_recipients."
@@ -360,10 +348,7 @@ class Venmo(_Requesting, name="venmo", title="Venmo"):
     docs: ClassVar[dict[str, str]] = {
         "get_contact": "One Venmo friend by id: name, username, email address and phone number."
     }
-    start_balance = 640.0
     usernames = True
-    history = (("vt_0309", "marcus_bell", 24.5, "Pizza night", "2026-03-09T02:15:00Z"),)
-    open_requests = (("vn_req_0302", "marcus_bell", 18.25, "Movie tickets", "2026-03-02T21:30:00Z"),)
 
     @tool("read", failure_hint="Take the contact_id from here; names alone are not accepted by payment tools.")
     def list_contacts(self) -> dict[str, Any]:
@@ -426,9 +411,6 @@ class Venmo(_Requesting, name="venmo", title="Venmo"):
 class PayPal(_Requesting, name="paypal", title="PayPal"):
     id_prefix = "pp"
     payment_field = "payment_id"
-    start_balance = 1275.4
-    history = (("pp_pay_0228", "luis_ortega", 45.0, "Climbing gym guest pass", "2026-02-28T18:05:00Z"),)
-    open_requests = (("pp_req_0305", "marcus_bell", 30.0, "Birthday gift pool", "2026-03-05T17:45:00Z"),)
 
     @tool("read", failure_hint="Several people can match a name; confirm the one you mean with paypal_get_contact.")
     def search_contacts(
@@ -519,17 +501,15 @@ class _Trading(Category, domain=DOMAIN, category="trading"):
     """A brokerage; ``words``: ``security`` (what a quote is of), ``filled`` (what a done order did), ``watchlist``."""
 
     state: TradingState
-    start_buying_power: ClassVar[float]
-    start_positions: ClassVar[dict[str, int]]
-    past_orders: ClassVar[tuple[TradeOrder, ...]]
 
     @classmethod
     def initial_state(cls) -> TradingState:
+        account = standing(BROKERAGE_ACCOUNTS, cls.name)
         return TradingState(
-            buying_power=cls.start_buying_power,
-            positions=dict(cls.start_positions),
-            orders={o.order_id: o.model_copy() for o in cls.past_orders},
-            watchlist=["AAPL", "MSFT", "NVDA"],
+            buying_power=account.buying_power,
+            positions=dict(account.positions),
+            orders={o.order_id: o for o in held(TRADE_ORDERS, cls.name, TradeOrder)},
+            watchlist=list(account.watchlist),
         )
 
     def _quote(self, symbol: str) -> Quote:
@@ -707,27 +687,12 @@ class _Trading(Category, domain=DOMAIN, category="trading"):
         ]
 
 
-def _filled(order_id: str, symbol: str, quantity: int, limit_price: float | None, placed_at: str) -> TradeOrder:
-    """A buy order filled before the episode (a limit order when it has a limit price)."""
-    kind: Literal["market", "limit"] = "market" if limit_price is None else "limit"
-    return TradeOrder.model_validate(
-        {"order_id": order_id, "symbol": symbol, "side": "buy", "quantity": quantity, "order_type": kind}
-        | {"limit_price": limit_price, "status": "filled", "placed_at": placed_at}
-    )
-
-
 class Robinhood(_Trading, name="robinhood", title="Robinhood"):
     words: ClassVar[dict[str, str]] = {"security": "stock or ETF", "filled": "filled", "watchlist": "watchlist"}
-    start_buying_power = 5000.0
-    start_positions: ClassVar[dict[str, int]] = {"AAPL": 12, "MSFT": 3}
-    past_orders = (_filled("rh_ord_0412", "MSFT", 3, None, "2026-03-12T14:31:08Z"),)
 
 
 class ETrade(_Trading, name="etrade", title="E*TRADE"):
     words: ClassVar[dict[str, str]] = {"security": "security", "filled": "executed", "watchlist": "watch list"}
-    start_buying_power = 12000.0
-    start_positions: ClassVar[dict[str, int]] = {"VOO": 8, "BND": 40}
-    past_orders = (_filled("et_ord_8830", "VOO", 2, 505.0, "2026-03-05T15:02:44Z"),)
     renames: ClassVar[dict[str, str]] = {"search_instruments": "lookup_symbol"}
     arg_names: ClassVar[dict[str, str]] = {"side": "action", "order_type": "price_type"}
     arg_types: ClassVar[dict[str, Any]] = {

@@ -17,6 +17,7 @@ from pydantic import Field
 from undertow.env_core.services import weather
 from undertow.env_core.services.base import Category, Service, peers
 from undertow.env_core.services.helpers import add_new, invalid, normalized, not_found
+from undertow.env_core.services.histories import saved_of
 from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.seeds import REVIEW_PLACES, REVIEWS, STORIES, NewsSection, ReviewPlace, Story
 from undertow.env_core.services.states import NewsState, Review, ReviewsState
@@ -62,7 +63,6 @@ class _Reviews(Category, domain=DOMAIN, category="reviews"):
     provider: ClassVar[str]  # key into a place's ids
     review_prefix: ClassVar[str]
     listing: ClassVar[str]  # the search result's list
-    start_saved: ClassVar[list[str]] = []
     words: ClassVar[dict[str, str]] = {
         "place": "place",
         "places": "places",
@@ -83,7 +83,7 @@ class _Reviews(Category, domain=DOMAIN, category="reviews"):
             )
             for r in REVIEWS
         ]
-        return ReviewsState(reviews=reviews, votes=[], saved=list(cls.start_saved))
+        return ReviewsState(reviews=reviews, votes=[], saved=saved_of(cls.name))
 
     @classmethod
     def pid(cls, key: str) -> str:
@@ -272,7 +272,6 @@ class GoogleReviews(_Voting, name="google_reviews", title="Google Reviews"):
     review_prefix = "gr"
     listing = "places"
     save_status = "saved"
-    start_saved: ClassVar[list[str]] = ["vine_ember"]
     hints: ClassVar[dict[str, str]] = {
         "get_reviews": "If review details fail persistently, answer from another review provider rather than from "
         "ratings alone."
@@ -284,7 +283,7 @@ class Yelp(_Voting, name="yelp", title="Yelp"):
     review_prefix = "yr"
     listing = "businesses"
     save_status = "bookmarked"
-    start_saved: ClassVar[list[str]] = ["hearthstone"]
+    arg_names: ClassVar[dict[str, str]] = {"query": "term", "place_id": "business_id", "place_ids": "business_ids"}
     renames: ClassVar[dict[str, str]] = {
         "search_places": "search_businesses",
         "get_place": "get_business",
@@ -293,7 +292,6 @@ class Yelp(_Voting, name="yelp", title="Yelp"):
         "save_places": "bookmark_businesses",
         "get_saved_places": "get_bookmarks",
     }
-    arg_names: ClassVar[dict[str, str]] = {"query": "term", "place_id": "business_id", "place_ids": "business_ids"}
     arg_types: ClassVar[dict[str, Any]] = {
         "term": Annotated[str, Field(description="Search term: a cuisine ('BBQ') or a business name")],
         "business_id": Annotated[str, Field(description="Business id from search_businesses")],
@@ -331,8 +329,7 @@ class Tripadvisor(_Reviews, name="tripadvisor", title="Tripadvisor"):
     provider = "tripadvisor"
     review_prefix = "tr"
     listing = "restaurants"
-    start_saved: ClassVar[list[str]] = ["cumberland"]  # the trip is the saved list; it starts with hot chicken
-    trip_id: ClassVar[str] = "trip_nashville"
+    trip_id: ClassVar[str] = "trip_nashville"  # the trip is the saved list; it starts with hot chicken
     trip_name: ClassVar[str] = "Nashville weekend"
     renames: ClassVar[dict[str, str]] = {"search_places": "search_restaurants", "get_place": "get_restaurant"}
     arg_names: ClassVar[dict[str, str]] = {"place_id": "location_id"}
@@ -400,11 +397,10 @@ class _News(Category, domain=DOMAIN, category="news"):
 
     state: NewsState
     article_prefix: ClassVar[str]
-    start_saved: ClassVar[list[str]]
 
     @classmethod
     def initial_state(cls) -> NewsState:
-        return NewsState(saved=list(cls.start_saved))
+        return NewsState(saved=saved_of(cls.name))
 
     @classmethod
     def aid(cls, key: str) -> str:
@@ -510,7 +506,6 @@ class _News(Category, domain=DOMAIN, category="news"):
 
 class GoogleNews(_News, name="google_news", title="Google News"):
     article_prefix = "gn_"
-    start_saved: ClassVar[list[str]] = ["soccer"]
     words: ClassVar[dict[str, str]] = {
         "story": "story",
         "stories": "stories",
@@ -526,7 +521,6 @@ class GoogleNews(_News, name="google_news", title="Google News"):
 
 class Reuters(_News, name="reuters", title="Reuters"):
     article_prefix = "reu_"
-    start_saved: ClassVar[list[str]] = ["grid"]
     renames: ClassVar[dict[str, str]] = {"search_news": "search_articles", "get_top_headlines": "list_section"}
     arg_names: ClassVar[dict[str, str]] = {"query": "keywords", "topic": "section"}
     arg_types: ClassVar[dict[str, Any]] = {

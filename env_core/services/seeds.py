@@ -15,7 +15,8 @@ naming the file, the line and the field (``values.0.nightly_price``).
 
 Below the loader, the record models and the tables of every category (``STAYS``, ``RESTAURANTS``, ``LOCATIONS``,
 ...), read once when the package is imported; counterpart services seed from the same table, so that a fallback
-reaches the same facts. What a provider keeps of its own (its ids, its history) is in its module.
+reaches the same facts. What a provider keeps of its own is its module's (its ids) and
+:mod:`~undertow.env_core.services.histories`' (its history, its account: ``data/histories/``).
 """
 
 from __future__ import annotations

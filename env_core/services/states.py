@@ -2,8 +2,8 @@
 
 Each service's ``State`` is one of these models (``LodgingState``, ``MailState``, ...), seeded by its
 ``initial_state`` from the seed records (:mod:`~undertow.env_core.services.seeds`) and the service's own history
-(past bookings, past orders), and copied for every episode. The records they hold (a reservation, a ride, a payment)
-are what the tools show, dumped in field order.
+(past bookings, past orders: :mod:`~undertow.env_core.services.histories`), and copied for every episode. The
+records they hold (a reservation, a ride, a payment) are what the tools show, dumped in field order.
 """
 
 from __future__ import annotations

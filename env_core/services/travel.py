@@ -28,6 +28,7 @@ from undertow.env_core.services.helpers import (
     searched,
     shown,
 )
+from undertow.env_core.services.histories import BOOKINGS, RIDES, held, saved_of
 from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.seeds import DRIVERS, FARE_CLASSES, RIDE_PLACES, STAYS, Place, Stay
 from undertow.env_core.services.states import LodgingState, Reservation, Ride, RidesState
@@ -74,19 +75,12 @@ def _cheapest(city: str, where: str = "", kinds: tuple[str, ...] = ("hotel", "ap
 
 
 def _reservation(
-    booking_id: str, stay_id: str, stay: Stay | tuple[str, str], dates: StayDates, nights: int, total: float, made: str
+    booking_id: str, stay_id: str, stay: Stay, dates: StayDates, nights: int, total: float, made: str
 ) -> Reservation:
-    """A confirmed booking of a stay (or of a name and a city: a property no longer listed) for ``dates``."""
-    name, city = (stay.name, stay.city) if isinstance(stay, Stay) else stay
-    booked = {"booking_id": booking_id, "stay_id": stay_id, "name": name, "city": city, **dates, "nights": nights}
-    return Reservation.model_validate({**booked, "total_price": total, "status": "confirmed", "created_at": made})
-
-
-def _past(booking_id: str, name: str, city: str, check_in: str, check_out: str, total: float) -> Reservation:
-    """A stay booked before the episode, of a property no longer listed."""
-    nights = (date.fromisoformat(check_out) - date.fromisoformat(check_in)).days
-    dates: StayDates = {"check_in": check_in, "check_out": check_out, "guests": 1}
-    return _reservation(booking_id, "archived", (name, city), dates, nights, total, "2026-02-11T18:42:10Z")
+    """A confirmed booking of a stay for ``dates``."""
+    booked = {"booking_id": booking_id, "stay_id": stay_id, "name": stay.name, "city": stay.city, **dates}
+    booked |= {"nights": nights, "total_price": total, "status": "confirmed", "created_at": made}
+    return Reservation.model_validate(booked)
 
 
 HotelId = Annotated[str, Field(description="The hotel's id as search_hotels returns it")]
@@ -107,7 +101,6 @@ class _Lodging(Category, domain=DOMAIN, category="lodging"):
     lookup_topics: ClassVar[tuple[str, ...]]
     write_topics: ClassVar[tuple[str, ...]]
     kinds: ClassVar[tuple[str, ...]] = ("hotel", "apartment")
-    past_bookings: ClassVar[tuple[Reservation, ...]] = ()
     words: ClassVar[dict[str, str]] = {"stay": "hotel", "property": "property"}
 
     @classmethod
@@ -118,7 +111,7 @@ class _Lodging(Category, domain=DOMAIN, category="lodging"):
     def initial_state(cls) -> LodgingState:
         return LodgingState(
             stays={cls.stay_id(s.key): s.model_copy(deep=True) for s in STAYS if s.kind in cls.kinds},
-            bookings={b.booking_id: b.model_copy() for b in cls.past_bookings},
+            bookings={b.booking_id: b for b in held(BOOKINGS, cls.name, Reservation)},
         )
 
     def _stay(self, stay_id: str) -> Stay:
@@ -339,7 +332,6 @@ class _Saving(_Lodging):
 class Booking(_Lodging, name="booking", title="Booking.com"):
     id_prefix = "bdc"
     booking_prefix = "bdc_bk"
-    past_bookings = (_past("bdc_bk_7781", "Pike Place Inn", "Seattle, WA", "2026-02-20", "2026-02-22", 398.6),)
     words: ClassVar[dict[str, str]] = {"booking": "booking"}
     renames: ClassVar[dict[str, str]] = {"book_hotel": "create_booking"}
     docs: ClassVar[dict[str, str]] = {
@@ -374,7 +366,8 @@ class Booking(_Lodging, name="booking", title="Booking.com"):
 class Expedia(_Saving, name="expedia", title="Expedia"):
     id_prefix = "exp"
     booking_prefix = "exp_itin"
-    past_bookings = (_past("exp_itin_5520", "Harborview Hotel", "Boston, MA", "2026-01-09", "2026-01-11", 452.3),)
+    renames: ClassVar[dict[str, str]] = {"list_bookings": "list_trips"}
+    docs: ClassVar[dict[str, str]] = {"list_trips": "Every trip (hotel booking) on the account."}
     words: ClassVar[dict[str, str]] = {
         "booking": "itinerary",
         "A_code": "An itinerary number",
@@ -383,8 +376,6 @@ class Expedia(_Saving, name="expedia", title="Expedia"):
         "list": "saved list",
         "resave": "re-save",
     }
-    renames: ClassVar[dict[str, str]] = {"list_bookings": "list_trips"}
-    docs: ClassVar[dict[str, str]] = {"list_trips": "Every trip (hotel booking) on the account."}
     lookup_topics = ("manhattan_hotels", "stay_policy")
     write_topics = ("manhattan_booking", "lisbon_shortlist")
 
@@ -393,7 +384,6 @@ class Airbnb(_Saving, name="airbnb", title="Airbnb"):
     id_prefix = "abnb"
     booking_prefix = "abnb_res"
     kinds = ("apartment",)
-    past_bookings = (_past("abnb_res_3012", "Sunset Cabin", "Lake Tahoe, CA", "2026-01-23", "2026-01-25", 512.4),)
     words: ClassVar[dict[str, str]] = {
         "stay": "listing",
         "property": "listing",
@@ -468,7 +458,6 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
     state: RidesState
     products: ClassVar[dict[str, str]]  # product name -> fare class
     id_prefix: ClassVar[str]
-    past_rides: ClassVar[tuple[Ride, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         if "products" in cls.__dict__:  # a request names one of the provider's own products
@@ -478,7 +467,8 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
 
     @classmethod
     def initial_state(cls) -> RidesState:
-        return RidesState(rides={r.ride_id: r.model_copy() for r in cls.past_rides}, saved_places=["home", "work"])
+        rides = {r.ride_id: r for r in held(RIDES, cls.name, Ride)}
+        return RidesState(rides=rides, saved_places=saved_of(cls.name))
 
     def _place(self, text: str) -> Place:
         q = re.sub(r"[^a-z0-9 ]+", " ", text.lower())
@@ -625,25 +615,10 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
         ]
 
 
-def _past_ride(ride_id: str, pickup: str, dropoff: str, product: str, when: str) -> Ride:
-    return Ride(
-        ride_id=ride_id,
-        pickup=place(pickup).name,
-        dropoff=place(dropoff).name,
-        product=product,
-        fare=fare("standard", place(pickup), place(dropoff)),
-        status="completed",
-        driver="Tomas Reyes",
-        vehicle="Toyota Prius, silver, 7HNB220",
-        requested_at=when,
-    )
-
-
 class Uber(_Rides, name="uber", title="Uber"):
     words: ClassVar[dict[str, str]] = {"option": "ride option", "product": "product"}
     products: ClassVar[dict[str, str]] = {"UberX": "standard", "UberXL": "xl", "Uber Black": "premium"}
     id_prefix = "uber_ride"
-    past_rides = (_past_ride("uber_ride_0311", "home", "ferry_building", "UberX", "2026-03-14T17:05:00Z"),)
 
 
 class Lyft(_Rides, name="lyft", title="Lyft"):
@@ -653,7 +628,6 @@ class Lyft(_Rides, name="lyft", title="Lyft"):
     }
     products: ClassVar[dict[str, str]] = {"Lyft": "standard", "Lyft XL": "xl", "Lux Black": "premium"}
     id_prefix = "lyft_ride"
-    past_rides = (_past_ride("lyft_ride_0298", "work", "union_square", "Lyft", "2026-03-11T01:20:00Z"),)
 
 
 SERVICES: list[type[Service]] = [*peers(Booking, Expedia, Airbnb), *peers(Uber, Lyft)]

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from undertow.env_core.services.base import Category, peers
 from undertow.env_core.services.helpers import add_new, conflict, invalid, normalized, not_found
+from undertow.env_core.services.histories import saved_of
 from undertow.env_core.services.recipes import Call, Lookup, Write
 from undertow.env_core.services.seeds import ALERTS, FORECAST_FACTS, HOURLY_FACTS, LOCATIONS, Alert, Location
 from undertow.env_core.services.states import FavoritesState, NoState, SavedLocationsState
@@ -330,7 +331,7 @@ class WeatherCom(_DailyWeather, name="weathercom", title="Weather.com"):
 
     @classmethod
     def initial_state(cls) -> SavedLocationsState:
-        return SavedLocationsState(saved=["San Francisco, CA"])
+        return SavedLocationsState(saved=saved_of(cls.name))
 
     @tool(
         "write",
@@ -391,12 +392,11 @@ class _FavoritesWeather(_DailyWeather):
     ``words``: ``a_ref`` and ``refs``, what the descriptions call the id."""
 
     state: FavoritesState
-    start_favorites: ClassVar[list[str]]
     saves: ClassVar[tuple[tuple[str, ...], ...]]  # the places of each save recipe (keys of SAVES)
 
     @classmethod
     def initial_state(cls) -> FavoritesState:
-        return FavoritesState(favorites=list(cls.start_favorites))
+        return FavoritesState(favorites=saved_of(cls.name))
 
     @tool("read", failure_hint="No match means the place is not covered; try the city name without the region.")
     def search_locations(
@@ -443,7 +443,6 @@ class _FavoritesWeather(_DailyWeather):
 
 
 class YahooWeather(_FavoritesWeather, name="yahoo_weather", title="Yahoo Weather"):
-    start_favorites: ClassVar[list[str]] = ["Seattle, WA"]
     saves = (("Maui",), ("Maui", "Bali"))
     words: ClassVar[dict[str, str]] = {"a_ref": "WOEID (Where On Earth ID)", "refs": "WOEIDs"}
 
@@ -475,7 +474,6 @@ class YahooWeather(_FavoritesWeather, name="yahoo_weather", title="Yahoo Weather
 
 
 class AccuWeather(_FavoritesWeather, name="accuweather", title="AccuWeather"):
-    start_favorites: ClassVar[list[str]] = ["Chicago, IL"]
     saves = (("Maui", "Bali"),)
     generated_at = "2026-03-20T05:15:00Z"
     alert_prefix = "aw_"

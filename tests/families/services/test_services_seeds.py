@@ -1,6 +1,7 @@
-"""The services' seed records as data (``env_core/services/data/``): each record's stable fields and its values as
-dated snapshots, today's the latest on or before the reference day; a malformed line is an error naming the file,
-the line and the field; the files key the suite's build, so that editing one rebuilds the suite."""
+"""The services' seed records as data (``env_core/services/data/``, each provider's own history under
+``data/histories/``): each record's stable fields and its values as dated snapshots, today's the latest on or before
+the reference day; a malformed line is an error naming the file, the line and the field; the files key the suite's
+build, so that editing one rebuilds the suite."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ from helpers.paths import REPO
 from undertow.env_core.content import DATA
 from undertow.env_core.errors import DataError
 from undertow.env_core.services import build
+from undertow.env_core.services.catalog import BY_NAME
+from undertow.env_core.services.histories import held, past
 from undertow.env_core.services.seeds import STAYS, TODAY, Product, Stay, read_seeds
+from undertow.env_core.services.states import Ride
+from undertow.env_core.services.travel import Uber
 from undertow.env_core.suites import suite_folder, suite_ref
 
 PACKAGE = build.PACKAGE
@@ -158,6 +163,51 @@ def test_the_shipped_files_load_as_the_services_use_them() -> None:
 
     tables = {name: value for name, value in vars(seeds).items() if name.isupper() and isinstance(value, tuple | dict)}
     assert len(tables) >= 18 and all(tables.values())
+
+
+HISTORIES = PACKAGE / DATA / "histories"
+
+
+def history_lines(name: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (HISTORIES / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_each_provider_history_line_names_a_service_and_accounts_hold_one_line_each() -> None:
+    for path in HISTORIES.glob("*.jsonl"):
+        assert {line["service"] for line in history_lines(path.stem)} <= set(BY_NAME), path.name
+    for name in ("carts", "saved_lists", "payment_accounts", "brokerage_accounts"):
+        services = [line["service"] for line in history_lines(name)]
+        assert len(services) == len(set(services)), name
+
+
+def test_a_past_record_holds_its_status_over_time(tmp_path: Path) -> None:
+    ride = {k: v for k, v in history_lines("rides")[0].items() if k != "values"}
+    statuses = [("2026-03-14", "driver_assigned"), ("2026-03-15", "completed"), ("2026-03-27", "cancelled")]
+    values = [{"as_of": day, "status": status} for day, status in statuses]
+    (record,) = read_seeds(write_lines(tmp_path / "rides.jsonl", {**ride, "values": values}), past(Ride))
+    (today,) = held((record,), "uber", Ride)
+    assert (today.status, today.ride_id) == ("completed", ride["ride_id"])
+    assert Uber.initial_state().rides[ride["ride_id"]].status == "completed"  # the shipped file's snapshot
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "says"),
+    [
+        (lambda r: r["values"][0].update(status="lost"), "values.0.status", "Input should be"),
+        (lambda r: r.pop("service"), "service", "Field required"),
+        (lambda r: r.update(status="completed"), "status", "Extra inputs"),
+    ],
+    ids=["bad status", "no service", "dated field outside values"],
+)
+def test_a_malformed_history_line_names_file_line_and_field(tmp_path: Path, change: Any, field: str, says: str) -> None:
+    lines = history_lines("rides")
+    change(lines[1])
+    path = write_lines(tmp_path / "rides.jsonl", *lines)
+    with pytest.raises(DataError) as caught:
+        read_seeds(path, past(Ride))
+    error = caught.value
+    assert (error.file, error.line, error.field) == (str(path), 2, field)
+    assert str(error).startswith(f"{path}:2: {field}: ") and says in str(error)
 
 
 @pytest.fixture
