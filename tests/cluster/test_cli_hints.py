@@ -86,7 +86,9 @@ def test_no_store_in_hints_for_a_run_in_the_default_store(
 @pytest.mark.slow
 def test_ctrl_c_keeps_committed_shards_and_says_how_to_resume(tmp_path: Path, ray_local: None) -> None:
     store = tmp_path / "store"
-    overrides = ["seeds=[0,1]"]  # twice the episodes: still running when the signal comes
+    # six times the episodes: still running when the signal comes, even when a loaded machine delays the test (with
+    # two seeds a CI run once finished before the signal was sent)
+    overrides = ["seeds=[0,1,2,3,4,5]"]
     address = ray.get_runtime_context().gcs_address  # the test session's cluster: no second Ray to start
     driver = subprocess.Popen(
         [UNDERTOW, "run", str(QUICKSTART), *overrides, "--store", str(store), "--address", address, "--workers", "2"],
