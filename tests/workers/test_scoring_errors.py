@@ -5,6 +5,7 @@ wrong answer, recorded as ``unscorable_answer``; a scorer that fails for any oth
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +98,40 @@ def test_numbers_past_float_range_are_compared_exactly_through_the_agent_loop(tm
     with scripted_server(reply) as server:
         model = {"name": "exact", "kind": "openai", "base_url": server.base_url, "max_retries": 0}
         output = run_shard(one_shard(tmp_path, [model], {"family": "smoke", "scenarios": str(tmp_path / "big.jsonl")}))
+    assert {r.scenario_id: (r.outcome, r.solved) for r in output.results} == {
+        scenario_id: (Outcome.scored, right) for scenario_id, right in expected.items()
+    }
+
+
+def test_a_strict_answer_in_any_fence_form_is_read_and_a_wrong_one_in_a_fence_fails(tmp_path: Path) -> None:
+    """Strict matching reads one code fence around the records (env_core.text.strip_fence): the right records in
+    fence forms other than ```json ... ``` (an upper-case tag, no tag, a fence the reply never closed) pass; a
+    wrong number inside the usual fence fails."""
+    (base,) = [s for s in load_ref(suite_ref("smoke")).scenarios if s.id == "smoke-budget-01"]
+    gold = json.dumps(base.gold.answer)
+    (total,) = base.gold.answer[0].values()
+    wrong = json.dumps([{"total_budget": total + 1}])
+    cases = {  # reply -> solved
+        f"```JSON\n{gold}\n```": True,
+        f"```\n{gold}\n```": True,
+        f"```json\n{gold}": True,
+        f"```json\n{wrong}\n```": False,
+    }
+    lines, replies, expected = [], {}, {}
+    for n, (text, right) in enumerate(cases.items()):
+        task = f"{base.task} (case {n})"
+        scenario = base.model_copy(update={"id": f"fence-{n}", "task": task})
+        lines.append(scenario.model_dump_json())
+        replies[task], expected[scenario.id] = text, right
+    (tmp_path / "fences.jsonl").write_text("\n".join(lines) + "\n")
+
+    def reply(request: dict[str, Any]) -> Reply:
+        return answer(replies[str(request["messages"][1]["content"])])
+
+    suite = {"family": "smoke", "scenarios": str(tmp_path / "fences.jsonl"), "answers": "strict"}
+    with scripted_server(reply) as server:
+        model = {"name": "fenced", "kind": "openai", "base_url": server.base_url, "max_retries": 0}
+        output = run_shard(one_shard(tmp_path, [model], suite))
     assert {r.scenario_id: (r.outcome, r.solved) for r in output.results} == {
         scenario_id: (Outcome.scored, right) for scenario_id, right in expected.items()
     }
