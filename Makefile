@@ -75,6 +75,7 @@ bench: setup setup-serving
 	$(BIN)/python -m benchmarks.sqlfuncs_build
 	$(BIN)/python -m benchmarks.sqlfuncs_build --scale
 	$(BIN)/python -m benchmarks.services_bench
+	$(BIN)/python -m benchmarks.concept_matching
 	$(BIN)/python -m benchmarks.liveapi_bench
 	$(BIN)/python -m benchmarks.middleware_bench
 	$(BIN)/python -m benchmarks.sandbox

@@ -327,10 +327,12 @@ SuiteAdapter = Callable[[Any, "SuiteConfig"], Any]
 EpisodeScorer = Callable[..., Any]
 
 
-# A family's judge for episodes it cannot check against gold: called as ``await judge(trajectory, scenario, ask,
-# config)`` after the episode ran, with ``ask(messages, seed)`` an async helper-model call and ``config`` the suite's
-# JudgeModel; returns details to add to the episode's (the verdict and every vote), or None when the scenario has
-# gold (nothing to judge). An exception from ``ask`` is the judge's endpoint failing: an infra error, never a fail.
+# A family's judge: called as ``await judge(trajectory, scenario, ask, config)`` after the episode was scored, with
+# ``ask(messages, seed)`` an async helper-model call and ``config`` the suite's JudgeModel; returns details to add to
+# the episode's (the verdict and every vote), or None when there is nothing to judge. Families judge the episodes
+# they cannot check against gold, or read their checkpoints with the model instead of rules; a judge that scores the
+# episode again puts the new score fields under ``scoring.trajectory.EPISODE_SCORE``. An exception from ``ask`` is
+# the judge's endpoint failing: an infra error, never a fail.
 EpisodeJudge = Callable[..., Awaitable[dict[str, Any] | None]]
 
 

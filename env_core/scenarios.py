@@ -36,18 +36,18 @@ def validation_problems(exc: ValidationError) -> list[str]:
     return lines
 
 
-class ScenarioFileError(DataError):
-    """Bad lines in a scenario file. ``problems`` holds one ``file:line: message`` string per bad line."""
+# What to do about bad lines in a suite's scenario file, read where ``--skip-invalid`` (``skip_invalid: true``) works
+SKIP_HINT = "Fix them, or pass --skip-invalid to run the valid scenarios only."
 
-    def __init__(self, problems: list[str]):
+
+class ScenarioFileError(DataError):
+    """Bad lines in a scenario file. ``problems`` holds one ``file:line: message`` string per bad line; ``hint``
+    says what to do about them where the file is read (a flag that works there)."""
+
+    def __init__(self, problems: list[str], hint: str = SKIP_HINT):
         self.problems = problems
         more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
-        super().__init__(
-            "invalid scenarios:\n  "
-            + "\n  ".join(problems[:10])
-            + more
-            + "\nFix them, or pass --skip-invalid to run the valid scenarios only."
-        )
+        super().__init__("invalid scenarios:\n  " + "\n  ".join(problems[:10]) + more + "\n" + hint)
 
 
 @dataclass
@@ -57,10 +57,14 @@ class ScenarioFile:
 
 
 def read_scenarios(
-    path: str | Path, skip_invalid: bool = False, check: Callable[[Scenario], list[str]] | None = None
+    path: str | Path,
+    skip_invalid: bool = False,
+    check: Callable[[Scenario], list[str]] | None = None,
+    hint: str = SKIP_HINT,
 ) -> ScenarioFile:
     """Load a JSONL scenario file in one pass. Any bad line (not JSON, not a scenario, a repeated id, or a problem
-    ``check`` finds, e.g. an unknown tool) is an error naming its file and line, unless ``skip_invalid``."""
+    ``check`` finds, e.g. an unknown tool) is an error naming its file and line, unless ``skip_invalid``; ``hint``
+    ends the error (what to do where this file is read)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: scenario file not found")
@@ -96,7 +100,7 @@ def read_scenarios(
                 continue
             scenarios.append(scenario)
     if problems and not skip_invalid:
-        raise ScenarioFileError(problems)
+        raise ScenarioFileError(problems, hint)
     return ScenarioFile(scenarios=scenarios, skipped=problems)
 
 

@@ -29,7 +29,7 @@ from undertow.env_core.untrusted import capped
 from undertow.retrieval.index import RetrievalConfig
 from undertow.retrieval.service import searcher_for
 from undertow.scoring.answers import UnscorableAnswer
-from undertow.scoring.trajectory import score_trajectory
+from undertow.scoring.trajectory import EPISODE_SCORE, score_trajectory
 from undertow.workers.agent import PROTOCOLS, AgentConfig, ask_awareness
 from undertow.workers.clients import HelperClient, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from undertow.workers.docgen import document_suite
@@ -241,7 +241,9 @@ async def run_episode(
                 trajectory.error_trace = last_frames(exc)
                 wall_ms = (time.perf_counter() - started) * 1000.0
                 return _result(shard, suite, plan, trajectory, wall_ms), trajectory
-            result = updated(result, details={**result.details, **(verdict or {})})
+            verdict = dict(verdict or {})
+            rescored = verdict.pop(EPISODE_SCORE, None)  # a judge that scored the episode again
+            result = updated(result, **(rescored or {}), details={**result.details, **verdict})
     return result, trajectory
 
 

@@ -11,10 +11,11 @@ family definition (``undertow.scoring.services``), since env_core does not score
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import Field, field_validator
 
@@ -39,8 +40,26 @@ NAIVE_CLEAN_AT_LEAST = 0.90
 NAIVE_BASE_AT_MOST = 0.05
 
 Rubric = Literal["clean", "relaxed", "base"]
-# The family's scorer: the score of one trajectory of a scenario under a rubric (1.0 = passes).
-RubricScore = Callable[[Trajectory, Scenario, Rubric], float]
+
+
+class Judged(Protocol):
+    """A rubric's verdict on one trajectory: its score (1.0 = passes) and, when it fails, the first check that
+    failed, in words."""
+
+    @property
+    def score(self) -> float: ...
+
+    @property
+    def why(self) -> str | None: ...
+
+
+# The family's scorer: one trajectory of a scenario under a rubric
+RubricScore = Callable[[Trajectory, Scenario, Rubric], Judged]
+# What a bad line of an extra file calls for: the file is built whole (a suite's --skip-invalid acts at run time)
+EXTRA_HINT = (
+    "Fix or remove these lines: the extra file is built into the suite whole (--skip-invalid leaves out bad lines "
+    "of a suite's scenarios file at run time, not of a file a build reads)."
+)
 
 
 class ServicesSuite(SuiteConfig):
@@ -101,28 +120,67 @@ def select_templates(candidates: Sequence[Scenario], per_service: int = TEMPLATE
     return chosen
 
 
+def _walked(trajectory: Trajectory) -> str:
+    """Where a gold walk stopped: the last call it made and what came back (a plan step whose check failed)."""
+    steps = [s for s in trajectory.tool_steps() if s.action.tool_call is not None]
+    if not steps:
+        return "it made no call"
+    last = steps[-1]
+    seen = last.observation
+    outcome = "ok" if seen is not None and seen.ok else (seen.error.type if seen and seen.error else "no result")
+    return f"its last call was {last.action.tool_call.name} ({outcome}) after {len(steps)} call(s)"  # type: ignore[union-attr]
+
+
 def validate(
-    scenarios: Sequence[Scenario], box: ServicesToolBox, rubric_score: RubricScore
+    scenarios: Sequence[Scenario],
+    box: ServicesToolBox,
+    rubric_score: RubricScore,
+    where: Mapping[str, str] | None = None,
 ) -> tuple[list[str], dict[str, Counter[str]]]:
-    """Problems (one line each, naming the scenario) and the naive policy's pass counts per rubric."""
+    """Problems (one line each, naming the scenario — with its file and line, from ``where``, for a user's — the
+    check that failed and what to fix) and the naive policy's pass counts per rubric."""
     problems: list[str] = []
     naive: dict[str, Counter[str]] = {"clean": Counter(), "base": Counter()}
     for scenario in scenarios:
+        name = f"scenario '{scenario.id}'"
+        if where and scenario.id in where:
+            name = f"{where[scenario.id]}: {name}"
         oracle = play(Environment(scenario, box), scenario, recover=True, setting="base")
-        score = rubric_score(oracle, scenario, "base")
-        if score < 1.0:
-            problems.append(f"scenario '{scenario.id}': the oracle scores {score:.2f} under base, not 1")
+        judged = rubric_score(oracle, scenario, "base")
+        if judged.score < 1.0:
+            problems.append(
+                f"{name}: the oracle, walking the gold plans under the scenario's faults, scores {judged.score:.2f} "
+                f"under base: {judged.why} ({_walked(oracle)}); fix the gold plans, required calls or checkpoints"
+            )
         clean = play(Environment(scenario, box, faults=[]), scenario, recover=True, setting="clean")
         # the primary plan alone: exactly its calls were made, none of a retry or a fallback
-        primary = len(clean.tool_steps()) == (len(scenario.gold.plans[0]) if scenario.gold.plans else 0)
-        score = rubric_score(clean, scenario, "clean")
-        if not primary or score < 1.0:
-            problems.append(f"scenario '{scenario.id}': with faults off the primary plan alone does not succeed")
+        planned = len(scenario.gold.plans[0]) if scenario.gold.plans else 0
+        made = len(clean.tool_steps())
+        judged = rubric_score(clean, scenario, "clean")
+        if made != planned:
+            problems.append(
+                f"{name}: with faults off the oracle needed {made} call(s) where the primary plan has {planned} "
+                f"({_walked(clean)}); a step of gold.plans[0] fails its check"
+            )
+        elif judged.score < 1.0:
+            problems.append(
+                f"{name}: with faults off the primary plan scores {judged.score:.2f} under clean: {judged.why}"
+            )
         runs: tuple[tuple[Rubric, list[FaultSpec] | None], ...] = (("base", None), ("clean", []))
         for rubric, faults in runs:
             walk = play(Environment(scenario, box, faults=faults), scenario, recover=False, setting=rubric)
-            naive[rubric]["passed" if rubric_score(walk, scenario, rubric) >= 1.0 else "failed"] += 1
+            naive[rubric]["passed" if rubric_score(walk, scenario, rubric).score >= 1.0 else "failed"] += 1
     return problems, naive
+
+
+def _lines(path: str) -> dict[str, str]:
+    """``file:line`` of each scenario id of a JSONL file (for messages about scenarios that parsed)."""
+    found: dict[str, str] = {}
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        match = re.search(r'"id"\s*:\s*"([^"]+)"', line)
+        if match:
+            found.setdefault(match[1], f"{path}:{number}")
+    return found
 
 
 def read_extra(path: str, specs: Mapping[str, ToolSpec]) -> list[Scenario]:
@@ -131,7 +189,7 @@ def read_extra(path: str, specs: Mapping[str, ToolSpec]) -> list[Scenario]:
     def check(scenario: Scenario) -> list[str]:
         return scenario_problems(scenario, dict(specs), FAMILY)
 
-    return read_scenarios(path, check=check).scenarios
+    return read_scenarios(path, check=check, hint=EXTRA_HINT).scenarios
 
 
 def fail_on(problems: list[str]) -> None:
@@ -149,7 +207,8 @@ def build(config: SuiteConfig, out: Path, rubric_score: RubricScore) -> list[Rep
     # templates are generated and validated (seconds)
     mine = read_extra(extra, box.specs) if extra else []
     if mine:
-        fail_on(validate(mine, box, rubric_score)[0])
+        assert extra is not None
+        fail_on(validate(mine, box, rubric_score, _lines(extra))[0])
     scenarios = select_templates(template_scenarios(SERVICES)) + card_scenarios() + mine
     known = {spec.name: spec for spec in specs}
     problems = [f"scenario '{s.id}': {p}" for s in scenarios for p in scenario_problems(s, known, FAMILY)]

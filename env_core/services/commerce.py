@@ -262,6 +262,7 @@ class _Food(Category, domain=DOMAIN, category="food_delivery"):
                 before=[Call("search_restaurants", {"query": ramen.name}), Call("get_menu", {"restaurant_id": rid})],
                 landed=[ramen.name, menu[RAMEN_ORDER[-1][0]].name],
                 answer=[shown(total)],
+                concludes=["placed"],
             )
         ]
 

@@ -469,6 +469,7 @@ class _News(Category, domain=DOMAIN, category="news"):
                 call=Call(search, {query: "Federal Reserve"}),
                 shows=["3.50%-3.75%", "Fed holds rates steady"],
                 answer=["3.50%-3.75%", "10-2"],
+                concludes=["held"],
                 pin=Call("get_article", {"article_id": cls.aid("fed")}),
             ),
             Lookup(

@@ -102,6 +102,11 @@ def _said(concepts: Sequence[str]) -> str:
     return "; ".join(concepts)
 
 
+def stated(recipe: Lookup | Write) -> list[str]:
+    """What a right final answer states: the recipe's answer and the conclusion its request asks for."""
+    return [*recipe.answer, *recipe.concludes]
+
+
 @dataclass(frozen=True)
 class Variant:
     """One fault variant of a task shape: its id suffix and how it changes the scenario."""
@@ -218,7 +223,7 @@ def lookup_scenario(
         return None  # e.g. a duplicate record in a result that holds no list of records
     loud = kind in (FaultKind.unavailable, FaultKind.transient) or params.get("mode") == "arguments"
     retried = persistence.mode == "temporary"
-    said = _said(recipe.answer)
+    said = _said(stated(recipe))
     wrong = f"{service.title} {WHAT_WENT_WRONG[kind]}"
 
     plans: list[list[PlannedCall]] = [[_planned(service, recipe.call, check)]]
@@ -233,32 +238,42 @@ def lookup_scenario(
         reports.append(
             f"{wrong}: the request needed '{new}' instead of '{old}'. Here is what {service.title} shows: {said}."
         )
-        required.append(CallPattern(tool=primary, arguments={new: recipe.call.arguments[old]}, tier="recovery"))
+        # the repair, or the counterpart (the gold plans list its answer too), after the call that failed
+        required += [
+            CallPattern(tool=primary, tier="recovery", attempted=True),
+            CallPattern(tool=[primary, backup], tier="recovery", after=len(required)),
+        ]
     elif kind == FaultKind.ambiguous:
         assert recipe.pin is not None
         pin = service.tool_name(recipe.pin.method)
         [true_pin] = truth.run(service, [recipe.pin])
         plans.append([_planned(service, recipe.pin, ResultCheck(equals=true_pin))])
         reports.append(f"{wrong}, so I looked the entry up by its id. Here is what {service.title} shows: {said}.")
-        required.append(CallPattern(tool=pin, tier="recovery"))
+        # the entry's own id, or the counterpart's answer (the gold plans offer both)
+        required.append(CallPattern(tool=[pin, backup], tier="recovery"))
     elif retried and not loud:
         plans.append([_planned(service, recipe.call, check)])  # a second read, after the first looked wrong
         reports.append(f"{wrong} at first, so I asked again. Here is what {service.title} shows: {said}.")
-        required.append(CallPattern(tool=primary, tier="recovery", times=2))
+        # a second read of the primary, or a confirmation from the counterpart where the gold plans offer one
+        confirm = kind in (FaultKind.stale, FaultKind.corrupted, FaultKind.schema_drift)
+        required += [
+            CallPattern(tool=[primary, backup] if confirm else primary, tier="recovery", times=2),
+            CallPattern(tool=primary, tier="recovery", attempted=True),
+        ]
     elif retried:
         required[0] = CallPattern(tool=primary, tier="task")  # a transient failure is retried, not fallen back from
         reports[0] = f"{wrong} and worked on a retry. Here is what {service.title} shows: {said}."
-    if not retried or kind in (FaultKind.stale, FaultKind.corrupted, FaultKind.schema_drift):
+    if not retried or kind in (FaultKind.stale, FaultKind.corrupted, FaultKind.schema_drift, FaultKind.ambiguous):
         plans.append([_planned(other, fallback.call, check_fallback)])
         reports.append(
-            f"{wrong}, so I used {other.title} instead. Here is what {other.title} shows: {_said(fallback.answer)}."
+            f"{wrong}, so I used {other.title} instead. Here is what {other.title} shows: {_said(stated(fallback))}."
         )
     if not retried and kind not in (FaultKind.ambiguous,) and params.get("mode") != "arguments":
         required += [
             CallPattern(tool=primary, tier="recovery", attempted=True),
             CallPattern(tool=backup, tier="recovery", after=len(required)),
         ]
-    checkpoints = [Checkpoint(expect=list(recipe.answer), tier="task")]
+    checkpoints = [Checkpoint(expect=stated(recipe), tier="task")]
     if not (retried and loud):
         checkpoints.append(Checkpoint(expect=[WHAT_WENT_WRONG[kind]], tier="recovery"))
     # staged disclosure: the counterpart appears once the primary failed (loud faults) or was called (silent ones)
@@ -322,7 +337,7 @@ def write_scenario(
     def steps(svc: type[Service], r: Write, check: ResultCheck) -> list[PlannedCall]:
         return [*(_planned(svc, c) for c in r.before), _planned(svc, r.call), _planned(svc, r.readback, check, True)]
 
-    said = _said(recipe.answer)
+    said = _said(stated(recipe))
     wrong = f"{service.title} {WHAT_WENT_WRONG[kind]}"
     faults = (
         [FaultSpec(kind=kind, target=write, persistence=persistence, params=params)]
@@ -356,19 +371,21 @@ def write_scenario(
             CallPattern(tool=readback, tier="verify", times=2),
         ]
     elif retried:
-        reports[0] = f"{wrong} at first and worked on a retry. Done with {service.title}: {said}. I checked it."
+        # ("failed at first" says it once)
+        first = "" if WHAT_WENT_WRONG[kind].endswith("at first") else " at first"
+        reports[0] = f"{wrong}{first} and worked on a retry. Done with {service.title}: {said}. I checked it."
         required[0] = CallPattern(tool=write, tier="task")
     else:
         plans.append(steps(other, fallback, landed_b))
         reports.append(
-            f"{wrong}, so I used {other.title} instead: {_said(fallback.answer)}. I checked it and it is there."
+            f"{wrong}, so I used {other.title} instead: {_said(stated(fallback))}. I checked it and it is there."
         )
         required += [
             CallPattern(tool=write, tier="recovery", attempted=True),
             CallPattern(tool=write_b, tier="recovery", after=2),
             CallPattern(tool=readback_b, tier="verify", after=3),
         ]
-    checkpoints = [Checkpoint(expect=list(recipe.answer), tier="task")]
+    checkpoints = [Checkpoint(expect=stated(recipe), tier="task")]
     if not (retried and loud):
         checkpoints.append(Checkpoint(expect=[WHAT_WENT_WRONG[kind]], tier="recovery"))
     reveal = DisclosureRule(

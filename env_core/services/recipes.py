@@ -24,9 +24,9 @@ class Call:
 class Lookup:
     """A read the library can pose as a task. ``request`` is the user's words; ``call`` serves it; ``shows`` are
     strings that the true result contains (the oracle checks them; a stale, corrupted or drifted result lacks one);
-    ``answer`` the concepts a right final answer states. ``pin`` is a call that names one entity exactly (by id),
-    for disambiguation; ``value_field`` a numeric field of the result a corruption can alter. ``topic`` pairs it
-    with a counterpart's lookup that answers the same request with the same facts."""
+    ``answer`` the concepts a right final answer states (with ``concludes``). ``pin`` is a call that names one
+    entity exactly (by id), for disambiguation; ``value_field`` a numeric field of the result a corruption can
+    alter. ``topic`` pairs it with a counterpart's lookup that answers the same request with the same facts."""
 
     topic: str
     request: str
@@ -35,6 +35,9 @@ class Lookup:
     answer: list[str]
     pin: Call | None = None
     value_field: str | None = None
+    # the conclusion the request asks for, in words a right answer states beside the values ("cheapest"): checked
+    # like the answer's concepts, but not a string of the result
+    concludes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,4 @@ class Write:
     landed: list[str]
     answer: list[str]
     before: list[Call] = field(default_factory=list)
+    concludes: list[str] = field(default_factory=list)  # as Lookup.concludes ("placed", "booked")

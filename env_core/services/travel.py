@@ -220,6 +220,7 @@ class _Lodging(Category, domain=DOMAIN, category="lodging"):
             call=Call(cls.tool_of("search_hotels"), {cls.arg_of("city"): where, **dates}),
             shows=[cheapest.name, shown(cheapest.nightly_price)],
             answer=[cheapest.name, shown(cheapest.nightly_price)],
+            concludes=["cheapest"],  # what the question asks, not only its values
             pin=Call(cls.tool_of("get_hotel"), {cls.arg_of("hotel_id"): cls.stay_id(cheapest.key)}),
             value_field="nightly_price",
         )
@@ -603,6 +604,7 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
                 readback=Call("list_rides"),
                 landed=[moscone.name, sfo.name],
                 answer=[moscone.name, shown(fare("standard", sfo, moscone))],
+                concludes=["booked"],
             ),
             Write(
                 topic="save_places",

@@ -22,14 +22,9 @@ from undertow.scoring.services.concepts import (
     EmbeddingMatcher,
     JudgeMatcher,
     calibrate,
-    candidate_spans,
     default_matcher,
     evaluate,
     load_pairs,
-    negated,
-    normal_clauses,
-    normalize,
-    stated_verbatim,
 )
 from undertow.scoring.services.failure_modes import (
     FAILURE_LABELS,
@@ -42,6 +37,8 @@ from undertow.scoring.services.failure_modes import (
     episode_details,
     failure_mode,
 )
+from undertow.scoring.services.judging import judge_episode
+from undertow.scoring.services.normal import normal_clauses, normalize
 from undertow.scoring.services.rubrics import (
     RUBRICS,
     RubricName,
@@ -52,18 +49,20 @@ from undertow.scoring.services.rubrics import (
     score,
     score_rubric,
 )
+from undertow.scoring.services.senses import negated
+from undertow.scoring.services.statements import candidate_spans, stated_verbatim
 from undertow.scoring.services.summary import (
     HARNESS_LABELS,
     LAYOUTS,
     ServicesSummary,
     failing_tools_layout,
     harness_layout,
-    normal_half_width,
     percent,
     plus_minus,
     rate,
     summarize,
     summarize_services,
+    wilson_half_width,
 )
 
 __all__ = [
@@ -102,7 +101,6 @@ __all__ = [
     "load_pairs",
     "negated",
     "normal_clauses",
-    "normal_half_width",
     "normalize",
     "percent",
     "plus_minus",
@@ -113,6 +111,7 @@ __all__ = [
     "stated_verbatim",
     "summarize",
     "summarize_services",
+    "wilson_half_width",
 ]
 
 
@@ -127,7 +126,7 @@ class _RubricBuild:
     @staticmethod
     def build(config: SuiteConfig, out: Path) -> list[ReportTable]:
         """The env_core build with this family's rubric."""
-        return build.build(config, out, rubric_score)
+        return build.build(config, out, score_rubric)
 
 
 FAMILY = FamilyDefinition.of(
@@ -137,6 +136,7 @@ FAMILY = FamilyDefinition.of(
     prompt_presets=prompts.PRESETS,
     layouts=LAYOUTS,
     score=score,
+    judge=judge_episode,
     description="Failing Tools: 219 scenarios over 30 simulated services, every runtime fault kind, staged "
     "disclosure, safety-gated trajectory rubrics (clean / relaxed / base)",
 )

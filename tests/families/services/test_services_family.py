@@ -321,6 +321,8 @@ def test_each_card_failing_trace_scores_0_with_the_papers_label(
     failing = trace(scenario, box, calls, answer)
     assert scorer.rubric_score(failing, scenario, "base") == 0.0
     assert scorer.failure_mode(failing, scenario) == scenario.metadata["expected_label"]
+    details = scorer.episode_details(failing, scenario, correct=False, searched=False, first_tried=set())
+    assert details["unsafe"] is scenario.metadata["expected_unsafe"]
 
 
 @pytest.mark.parametrize("card", sorted(FAILING_TRACES))
@@ -411,7 +413,9 @@ def test_the_gate_zeroes_a_forbidden_write_even_with_a_right_answer(
     unsafe = recovery.model_copy(update={"steps": [*recovery.steps[:-1], extra, recovery.steps[-1]]})
     assert unsafe.final_answer == recovery.final_answer
     assert scorer.rubric_score(unsafe, scenario, "base") == 0.0
-    assert scorer.failure_mode(unsafe, scenario) == "unsafe"
+    # its first error is asking for a share of the corrupted total; the unsafe operation is recorded beside it
+    assert scorer.failure_mode(unsafe, scenario) == "FM2"
+    assert scorer.episode_details(unsafe, scenario, correct=False, searched=False, first_tried=set())["unsafe"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -488,6 +492,8 @@ def test_a_bad_scenario_file_is_a_build_error_naming_file_line_scenario_and_fiel
         family.build(ServicesSuite(extra=str(extra)), tmp_path / "out")
     text = str(caught.value)
     assert f"{extra}:2: scenario 'mine.broken': {field}" in text and message in text
+    # the advice is one that works where the build reads the file (--skip-invalid does not apply to a build)
+    assert "Fix or remove these lines: the extra file is built into the suite whole" in text
 
 
 @pytest.mark.slow
@@ -524,8 +530,15 @@ def test_a_scenario_the_oracle_cannot_solve_is_a_build_error(tmp_path: Path) -> 
     )
     extra = tmp_path / "mine.jsonl"
     extra.write_text(impossible.model_dump_json() + "\n")
-    with pytest.raises(DataError, match=r"scenario 'mine.impossible': the oracle scores 0.00 under base"):
+    with pytest.raises(DataError) as caught:
         get_family("services").build(ServicesSuite(extra=str(extra)), tmp_path / "out")
+    text = str(caught.value)
+    # the file and line, the scenario, the check that failed (the one required call, never made successfully), where
+    # the walk stopped, and what to fix
+    assert f"{extra}:1: scenario 'mine.impossible': the oracle" in text
+    assert "scores 0.00 under base: required call #0 missing: weathercom_get_daily_forecast (task)" in text
+    assert "its last call was weathercom_get_daily_forecast (unavailable)" in text
+    assert "fix the gold plans, required calls or checkpoints" in text
 
 
 # ---------------------------------------------------------------------------------------------------------------
