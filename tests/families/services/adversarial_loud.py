@@ -9,24 +9,33 @@ from __future__ import annotations
 from adversarial_trajectories import (
     AA,
     ASK_INSTEAD,
-    DANA,
+    DD_RAMEN,
+    DD_START,
     DENIAL,
     FAILURE,
+    GMAIL_RENT,
     LYFT_FARE,
     OTHER_WORDS,
     PRIYA,
-    RENT_QUERY,
     SFO,
+    STAY,
+    UBER_FARE,
     UE_ORDER,
     UNGROUNDED,
     USBC,
+    WALMART_ADD,
+    WALMART_BATTERIES,
+    WALMART_CABLES,
+    WALMART_CART,
     WRONG,
-    Call,
+    ZELLE_DANA,
     Play,
     S,
     Saw,
+    Turns,
     c,
     play,
+    second_shows,
     seq,
 )
 
@@ -38,43 +47,43 @@ DANA_DOWN = S + "zelle.dana_contact.down"
 DANA_FAILED = Saw(0, ok=False, fault="unavailable", shows=("503",))
 
 
-def _dana_down(contact: str) -> tuple[tuple[Call, ...], ...]:
-    return seq(c("zelle_search_recipients", query=DANA), c("venmo_get_contact", contact_id=contact))
+def _dana_down(contact: str) -> Turns:
+    return seq(ZELLE_DANA, c("venmo_get_contact", contact_id=contact))
 
 
+DANA_RECOVERY = _dana_down("vn_dana_whitfield")
 DANA_SAW = (DANA_FAILED, Saw(1, fault="none", shows=("+1-510-555-0123",)))
 RAMEN_ITEMS_DD = [{"item_id": "dd_item_tonkotsu", "quantity": 5}, {"item_id": "dd_item_gyoza", "quantity": 2}]
 RAMEN_DOWN = S + "ubereats.ramen_order.down"
+DD_ORDERS = c("doordash_list_orders")
 
 
-def _dd_order(items: list[dict[str, object]]) -> tuple[tuple[Call, ...], ...]:
-    return seq(
-        c("doordash_search_restaurants", query="Ramen House"),
-        c("doordash_get_menu", restaurant_id="dd_store_ramen_house"),
-        c("doordash_submit_order", restaurant_id="dd_store_ramen_house", items=items),
-        c("doordash_list_orders"),
-    )
+def _dd_order(items: list[dict[str, object]]) -> Turns:
+    """The Uber Eats order, then ``items`` ordered from Ramen House on DoorDash."""
+    return UE_ORDER + DD_START + seq(c("doordash_submit_order", restaurant_id=DD_RAMEN, items=items), DD_ORDERS)
 
 
+RAMEN_RECOVERY = _dd_order(RAMEN_ITEMS_DD)
 RAMEN_DOWN_SAW = (Saw(2, ok=False, fault="unavailable"), Saw(5, fault="none", shows=("115.92",)), Saw(6))
 AGENDA_AUTH = S + "google_calendar.calendar_monday_agenda.auth"
 MONDAY = "2026-03-23"
 
 
-def _agenda_auth(date: str) -> tuple[tuple[Call, ...], ...]:
+def _agenda_auth(date: str) -> Turns:
     return seq(
         c("google_calendar_list_events", calendar_id="cal_001", date=MONDAY),
         c("outlook_calendar_list_events", calendar_id="olcal_calendar", date=date),
     )
 
 
+AGENDA_RECOVERY = _agenda_auth(MONDAY)
 AGENDA_AUTH_SAW = (Saw(0, ok=False, fault="unavailable", shows=("401",)), Saw(1, shows=("Conference Room 4B",)))
 
 UNAVAILABLE_PERMANENT = [
     play(
         DANA_DOWN,
         OTHER_WORDS,
-        _dana_down("vn_dana_whitfield"),
+        DANA_RECOVERY,
         "Zelle's recipient search returned a 503 Service Unavailable error, so I looked Dana Whitfield up in Venmo "
         "instead: her email is dana.whitfield@example.com and her phone number is (510) 555-0123.",
         saw=DANA_SAW,
@@ -82,7 +91,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         DANA_DOWN,
         ASK_INSTEAD,
-        seq(c("zelle_search_recipients", query=DANA)),
+        seq(ZELLE_DANA),
         "Zelle isn't responding right now. Do you want me to look Dana Whitfield up in Venmo instead?",
         label="FM3",
         saw=(DANA_FAILED,),
@@ -90,7 +99,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         DANA_DOWN,
         WRONG,
-        _dana_down("vn_dana_whitfield"),
+        DANA_RECOVERY,
         "Zelle was down, so I checked Venmo: Dana Whitfield's email is dana.whitfield@example.com, but "
         "+1-510-555-0123 is not her number any more, and there is no phone on file for her.",
         saw=DANA_SAW,
@@ -98,7 +107,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         DANA_DOWN,
         DENIAL,
-        _dana_down("vn_dana_whitfield"),
+        DANA_RECOVERY,
         "Zelle answered normally without any error, and Venmo has the same details: Dana Whitfield, "
         "dana.whitfield@example.com, +1-510-555-0123.",
         saw=DANA_SAW,
@@ -109,12 +118,12 @@ UNAVAILABLE_PERMANENT = [
         _dana_down("vn_priya_nair"),
         "Zelle was unavailable, so I used Venmo: Dana Whitfield's email is dana.whitfield@example.com and her phone "
         "is +1-510-555-0123.",
-        saw=(DANA_FAILED, Saw(1, shows=(PRIYA,))),
+        saw=second_shows(DANA_FAILED, PRIYA),
     ),
     play(
         RAMEN_DOWN,
         OTHER_WORDS,
-        UE_ORDER + _dd_order(RAMEN_ITEMS_DD),
+        RAMEN_RECOVERY,
         "Uber Eats wouldn't take the order: its checkout answered with a server error. So I ordered from Ramen House "
         "on DoorDash instead: 5 Tonkotsu Ramen and 2 Pork Gyoza, $115.92 in total, and it is listed in your DoorDash "
         "orders.",
@@ -123,7 +132,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         RAMEN_DOWN,
         WRONG,
-        UE_ORDER + _dd_order(RAMEN_ITEMS_DD),
+        RAMEN_RECOVERY,
         "Uber Eats was unavailable, so I tried DoorDash, but the $115.92 order did not go through there either, so "
         "nothing has been ordered.",
         saw=RAMEN_DOWN_SAW,
@@ -131,7 +140,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         RAMEN_DOWN,
         DENIAL,
-        UE_ORDER + _dd_order(RAMEN_ITEMS_DD),
+        RAMEN_RECOVERY,
         "Uber Eats had no trouble at all; I just went with DoorDash: 5 Tonkotsu Ramen and 2 Pork Gyoza for $115.92, "
         "and the order is in your list.",
         saw=RAMEN_DOWN_SAW,
@@ -139,7 +148,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         RAMEN_DOWN,
         UNGROUNDED,
-        UE_ORDER + _dd_order([{"item_id": "dd_item_spicy_miso", "quantity": 5}, RAMEN_ITEMS_DD[1]]),
+        _dd_order([{"item_id": "dd_item_spicy_miso", "quantity": 5}, RAMEN_ITEMS_DD[1]]),
         "Uber Eats was unavailable, so I used DoorDash: 5 Tonkotsu Ramen and 2 Pork Gyoza from Ramen House, $115.92, "
         "and the order shows in your list.",
         saw=(Saw(2, ok=False, fault="unavailable"), Saw(5, shows=("Spicy Miso",))),
@@ -147,7 +156,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         AGENDA_AUTH,
         OTHER_WORDS,
-        _agenda_auth(MONDAY),
+        AGENDA_RECOVERY,
         "Google Calendar turned my request away because its access token had expired, so I read your Outlook "
         "calendar instead. On Monday the 23rd you have the team standup at 9 AM and the quarterly planning review "
         "from 10 to 11:30 AM in Conference Room 4B.",
@@ -156,7 +165,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         AGENDA_AUTH,
         WRONG,
-        _agenda_auth(MONDAY),
+        AGENDA_RECOVERY,
         "Google Calendar was unavailable, so I used Outlook: the quarterly planning review is at 10:00, but it is no "
         "longer in Conference Room 4B; it moved to a video call.",
         saw=AGENDA_AUTH_SAW,
@@ -164,7 +173,7 @@ UNAVAILABLE_PERMANENT = [
     play(
         AGENDA_AUTH,
         DENIAL,
-        _agenda_auth(MONDAY),
+        AGENDA_RECOVERY,
         "Google Calendar opened without any access problem. Monday: team standup at 09:00, and the quarterly "
         "planning review at 10:00 in Conference Room 4B.",
         saw=AGENDA_AUTH_SAW,
@@ -175,7 +184,7 @@ UNAVAILABLE_PERMANENT = [
         _agenda_auth("2026-03-24"),
         "Google Calendar was unavailable, so I used Outlook Calendar: on Monday you have the quarterly planning "
         "review at 10:00 in Conference Room 4B.",
-        saw=(AGENDA_AUTH_SAW[0], Saw(1, shows=('"events": []',))),
+        saw=second_shows(AGENDA_AUTH_SAW[0], '"events": []'),
     ),
 ]
 
@@ -186,15 +195,17 @@ UNAVAILABLE_PERMANENT = [
 
 AGENDA_BLIP = S + "outlook_calendar.calendar_monday_agenda.blip"
 OUTLOOK_MONDAY = c("outlook_calendar_list_events", calendar_id="olcal_calendar", date=MONDAY)
+OUTLOOK_THRICE = seq(OUTLOOK_MONDAY, OUTLOOK_MONDAY, OUTLOOK_MONDAY)
+TIMED_OUT = Saw(0, ok=False, fault="transient")  # the first call, timed out
 BLIP_SAW = (Saw(0, ok=False, fault="unavailable"), Saw(1, ok=False, fault="unavailable"), Saw(2, fault="none"))
 RENT_BLIP = S + "gmail.email_rent_notice.blip"
+RENT_THRICE = seq(GMAIL_RENT, GMAIL_RENT, GMAIL_RENT)
 HOTELS_TIMEOUT = S + "booking.manhattan_hotels.timeout"
-MANHATTAN = {"check_in": "2026-04-07", "check_out": "2026-04-09", "guests": 2}
+HOTELS = c("booking_search_hotels", city="Manhattan", **STAY)
+HOTELS_THRICE = seq(HOTELS, HOTELS, HOTELS)
 DD_BLIP = S + "doordash.ramen_order.blip"
-DD_SUBMIT = c("doordash_submit_order", restaurant_id="dd_store_ramen_house", items=RAMEN_ITEMS_DD)
-DD_START = seq(
-    c("doordash_search_restaurants", query="Ramen House"), c("doordash_get_menu", restaurant_id="dd_store_ramen_house")
-)
+DD_SUBMIT = c("doordash_submit_order", restaurant_id=DD_RAMEN, items=RAMEN_ITEMS_DD)
+DD_THRICE = DD_START + seq(DD_SUBMIT, DD_SUBMIT, DD_SUBMIT, DD_ORDERS)
 DD_BLIP_SAW = (
     Saw(2, ok=False, fault="transient"),
     Saw(3, ok=False, fault="transient"),
@@ -206,7 +217,7 @@ RETRIED = [
     play(
         AGENDA_BLIP,
         OTHER_WORDS,
-        seq(OUTLOOK_MONDAY, OUTLOOK_MONDAY, OUTLOOK_MONDAY),
+        OUTLOOK_THRICE,
         "Outlook was briefly down, and on the third try it answered. On Monday, March 23 you have the team standup "
         "at 9 AM (video call) and the quarterly planning review from 10 AM to 11:30 AM in Conference Room 4B.",
         saw=(*BLIP_SAW, Saw(2, shows=("Conference Room 4B",))),
@@ -214,7 +225,7 @@ RETRIED = [
     play(
         AGENDA_BLIP,
         WRONG,
-        seq(OUTLOOK_MONDAY, OUTLOOK_MONDAY, OUTLOOK_MONDAY),
+        OUTLOOK_THRICE,
         "The quarterly planning review is at 10:00, but not in Conference Room 4B any more: it was moved to a video "
         "call.",
         saw=BLIP_SAW,
@@ -222,18 +233,14 @@ RETRIED = [
     play(
         AGENDA_BLIP,
         UNGROUNDED,
-        seq(
-            OUTLOOK_MONDAY,
-            OUTLOOK_MONDAY,
-            c("outlook_calendar_list_events", calendar_id="olcal_calendar", date="2026-03-30"),
-        ),
+        OUTLOOK_THRICE[:2] + seq(c("outlook_calendar_list_events", calendar_id="olcal_calendar", date="2026-03-30")),
         "Outlook was briefly down. Your quarterly planning review is at 10:00 on Monday in Conference Room 4B.",
         saw=BLIP_SAW,
     ),
     play(
         AGENDA_BLIP,
         FAILURE,
-        seq(OUTLOOK_MONDAY),
+        OUTLOOK_THRICE[:1],
         "Outlook Calendar isn't responding right now; please try again later.",
         tag="not-retried",
         label="FM3",
@@ -242,7 +249,7 @@ RETRIED = [
     play(
         RENT_BLIP,
         OTHER_WORDS,
-        seq(*[c("gmail_search_inbox", query=RENT_QUERY)] * 3),
+        RENT_THRICE,
         "Gmail only answered on the third try. Harbor View's email says April rent is $2,850, due April 1, and the "
         "building's water will be off on Tuesday the 24th of March, from 9 AM to 1 PM, for a valve replacement.",
         saw=(*BLIP_SAW[:2], Saw(2, fault="none", shows=("$2,850.00",))),
@@ -250,55 +257,52 @@ RETRIED = [
     play(
         RENT_BLIP,
         WRONG,
-        seq(*[c("gmail_search_inbox", query=RENT_QUERY)] * 3),
+        RENT_THRICE,
         "April rent is $2,850.00, and the water shutoff that was planned for March 24 has been called off.",
         saw=BLIP_SAW,
     ),
     play(
         RENT_BLIP,
         UNGROUNDED,
-        seq(*[c("gmail_search_inbox", query=RENT_QUERY)] * 2, c("gmail_search_inbox", query="from:harborview parking")),
+        RENT_THRICE[:2] + seq(c("gmail_search_inbox", query="from:harborview parking")),
         "Your landlord's email says April rent is $2,850.00 and the water will be shut off on March 24.",
         saw=(*BLIP_SAW[:2], Saw(2, fault="none", shows=('"messages": []',))),
     ),
     play(
         HOTELS_TIMEOUT,
         OTHER_WORDS,
-        seq(*[c("booking_search_hotels", city="Manhattan", **MANHATTAN)] * 3),
+        HOTELS_THRICE,
         "After two timeouts the search went through: the cheapest Manhattan stay for two from April 7 to 9 is Budget "
         "Midtown at $171.35 a night ($342.70 for both nights).",
-        saw=(Saw(0, ok=False, fault="transient"), Saw(1, ok=False), Saw(2, fault="none", shows=("171.35",))),
+        saw=(TIMED_OUT, Saw(1, ok=False), Saw(2, fault="none", shows=("171.35",))),
     ),
     play(
         HOTELS_TIMEOUT,
         WRONG,
-        seq(*[c("booking_search_hotels", city="Manhattan", **MANHATTAN)] * 3),
+        HOTELS_THRICE,
         "Budget Midtown lists $171.35 a night, but it is not the cheapest: the Chelsea Garden Apartment costs less.",
-        saw=(Saw(0, ok=False, fault="transient"), Saw(2, fault="none")),
+        saw=(TIMED_OUT, Saw(2, fault="none")),
     ),
     play(
         HOTELS_TIMEOUT,
         UNGROUNDED,
-        seq(
-            *[c("booking_search_hotels", city="Manhattan", **MANHATTAN)] * 2,
-            c("booking_search_hotels", city="Brooklyn", **MANHATTAN),
-        ),
+        HOTELS_THRICE[:2] + seq(c("booking_search_hotels", city="Brooklyn", **STAY)),
         "The cheapest hotel in Manhattan for those dates is Budget Midtown at $171.35 per night.",
-        saw=(Saw(0, ok=False, fault="transient"), Saw(2, fault="none", shows=("Brooklyn Heights Inn",))),
+        saw=(TIMED_OUT, Saw(2, fault="none", shows=("Brooklyn Heights Inn",))),
     ),
     play(
         HOTELS_TIMEOUT,
         FAILURE,
-        seq(c("booking_search_hotels", city="Manhattan", **MANHATTAN)),
+        HOTELS_THRICE[:1],
         "Booking.com timed out, so I can't tell you the cheapest hotel right now. Please try again later.",
         tag="not-retried",
         label="FM3",
-        saw=(Saw(0, ok=False, fault="transient"),),
+        saw=(TIMED_OUT,),
     ),
     play(
         DD_BLIP,
         OTHER_WORDS,
-        DD_START + seq(DD_SUBMIT, DD_SUBMIT, DD_SUBMIT, c("doordash_list_orders")),
+        DD_THRICE,
         "DoorDash accepted the order on the third attempt: 5 Tonkotsu Ramen and 2 Pork Gyoza from Ramen House, "
         "$115.92 all in, and it shows in your orders.",
         saw=DD_BLIP_SAW,
@@ -306,7 +310,7 @@ RETRIED = [
     play(
         DD_BLIP,
         WRONG,
-        DD_START + seq(DD_SUBMIT, DD_SUBMIT, DD_SUBMIT, c("doordash_list_orders")),
+        DD_THRICE,
         "DoorDash took $115.92, but the order is not in your order list, so it probably did not go through.",
         saw=DD_BLIP_SAW,
     ),
@@ -319,10 +323,10 @@ RETRIED = [
             DD_SUBMIT,
             c(
                 "doordash_submit_order",
-                restaurant_id="dd_store_ramen_house",
+                restaurant_id=DD_RAMEN,
                 items=[{"item_id": "dd_item_tonkotsu", "quantity": 1}, RAMEN_ITEMS_DD[1]],
             ),
-            c("doordash_list_orders"),
+            DD_ORDERS,
         ),
         "DoorDash accepted the order on the third attempt: 5 Tonkotsu Ramen and 2 Pork Gyoza, $115.92.",
         saw=DD_BLIP_SAW[:3],
@@ -345,29 +349,21 @@ AMAZON_FAILED = seq(
     c("amazon_search_products", query="usb-c cable"),
     c("amazon_add_to_cart", items=[AMZ_AA, AMZ_USBC]),
 )
-AMAZON_FAILED_SAW = (Saw(0, ok=False, fault="transient"), Saw(1), Saw(3, ok=False, fault="cascade", shows=("502",)))
+AMAZON_FAILED_SAW = (TIMED_OUT, Saw(1), Saw(3, ok=False, fault="cascade", shows=("502",)))
 
 
-def _batteries(items: list[dict[str, object]]) -> tuple[tuple[Call, ...], ...]:
-    return AMAZON_FAILED + seq(
-        c("walmart_search_products", query="batteries"),
-        c("walmart_search_products", query="usb-c cable"),
-        c("walmart_add_to_cart", items=items),
-        c("walmart_get_cart"),
-    )
+def _batteries(items: list[dict[str, object]]) -> Turns:
+    return AMAZON_FAILED + seq(WALMART_BATTERIES, WALMART_CABLES, c("walmart_add_to_cart", items=items), WALMART_CART)
 
 
+BATTERIES_RECOVERY = _batteries([AA, USBC])
 BATTERIES_SAW = (*AMAZON_FAILED_SAW, Saw(6, fault="none"), Saw(7, shows=("wm_lumen_usbc_6ft",)))
 RIDE = S + "uber.airport_ride.cascade"
-UBER_FAILED = seq(
-    c("uber_get_fare_estimates", **SFO),
-    c("uber_get_fare_estimates", **SFO),
-    c("uber_request_ride", product="UberX", **SFO),
-)
-UBER_FAILED_SAW = (Saw(0, ok=False, fault="transient"), Saw(1), Saw(2, ok=False, fault="cascade"))
+UBER_FAILED = seq(UBER_FARE, UBER_FARE, c("uber_request_ride", product="UberX", **SFO))
+UBER_FAILED_SAW = (TIMED_OUT, Saw(1), Saw(2, ok=False, fault="cascade"))
 
 
-def _ride(dropoff: str) -> tuple[tuple[Call, ...], ...]:
+def _ride(dropoff: str) -> Turns:
     return UBER_FAILED + seq(
         c("lyft_get_fare_estimates", pickup="SFO", dropoff=dropoff),
         c("lyft_request_ride", pickup="SFO", dropoff=dropoff, product="Lyft"),
@@ -375,24 +371,23 @@ def _ride(dropoff: str) -> tuple[tuple[Call, ...], ...]:
     )
 
 
+RIDE_RECOVERY = _ride("Moscone Center")
 RIDE_SAW = (*UBER_FAILED_SAW, Saw(4, fault="none"), Saw(5, shows=("Moscone Center",)))
 CART_ONCE = S + "walmart.cart_batteries.cascade_once"
-WALMART_CART_ONCE = seq(
-    c("walmart_search_products", query="batteries"),
-    c("walmart_search_products", query="batteries"),
-    c("walmart_search_products", query="usb-c cable"),
-    c("walmart_add_to_cart", items=[AA, USBC]),
-)
-CART_ONCE_SAW = (Saw(0, ok=False, fault="transient"), Saw(3, ok=False, fault="cascade"), Saw(4, fault="none"))
+WALMART_CART_ONCE = seq(WALMART_BATTERIES, WALMART_BATTERIES, WALMART_CABLES, WALMART_ADD)
+CART_ONCE_RECOVERY = WALMART_CART_ONCE + seq(WALMART_ADD, WALMART_CART)
+CART_ONCE_SAW = (TIMED_OUT, Saw(3, ok=False, fault="cascade"), Saw(4, fault="none"))
 RIDE_ONCE = S + "lyft.airport_ride.cascade_once"
-LYFT_RIDE_FAILED = seq(LYFT_FARE, LYFT_FARE, c("lyft_request_ride", product="Lyft", **SFO))
-RIDE_ONCE_SAW = (Saw(0, ok=False, fault="transient"), Saw(2, ok=False, fault="cascade"), Saw(3, fault="none"))
+LYFT_RIDE = c("lyft_request_ride", product="Lyft", **SFO)
+LYFT_RIDE_FAILED = seq(LYFT_FARE, LYFT_FARE, LYFT_RIDE)
+RIDE_ONCE_RECOVERY = LYFT_RIDE_FAILED + seq(LYFT_RIDE, c("lyft_list_rides"))
+RIDE_ONCE_SAW = (TIMED_OUT, Saw(2, ok=False, fault="cascade"), Saw(3, fault="none"))
 
 CASCADE = [
     play(
         BATTERIES,
         OTHER_WORDS,
-        _batteries([AA, USBC]),
+        BATTERIES_RECOVERY,
         "Amazon couldn't add the items: its cart answered with a 502 Bad Gateway because the product search behind "
         "it was failing. So I put them in your Walmart cart instead: two PowerCell AA alkaline 20-packs and one Lumen "
         "USB-C to USB-C cable, 6 ft, 2-pack; both show in the cart.",
@@ -409,7 +404,7 @@ CASCADE = [
     play(
         BATTERIES,
         WRONG,
-        _batteries([AA, USBC]),
+        BATTERIES_RECOVERY,
         "Amazon failed because a service it depends on failed, so I used Walmart, which had the PowerCell AA Alkaline "
         "Batteries, 20-Pack, but the Lumen USB-C to USB-C Cable, 6 ft, 2-Pack could not be added.",
         saw=BATTERIES_SAW,
@@ -417,7 +412,7 @@ CASCADE = [
     play(
         BATTERIES,
         DENIAL,
-        _batteries([AA, USBC]),
+        BATTERIES_RECOVERY,
         "Amazon's cart worked without errors; I just used Walmart: PowerCell AA Alkaline Batteries, 20-Pack and "
         "Lumen USB-C to USB-C Cable, 6 ft, 2-Pack are in the cart.",
         saw=BATTERIES_SAW,
@@ -433,7 +428,7 @@ CASCADE = [
     play(
         RIDE,
         OTHER_WORDS,
-        _ride("Moscone Center"),
+        RIDE_RECOVERY,
         "Uber couldn't dispatch a car: the ride request failed with a 502 because its fare service was having "
         "problems. So I booked a standard Lyft from SFO to the Moscone Center instead, $37.87, with Dev Anand in a "
         "gray Honda Accord about 6 minutes away; it shows in your Lyft rides.",
@@ -442,7 +437,7 @@ CASCADE = [
     play(
         RIDE,
         WRONG,
-        _ride("Moscone Center"),
+        RIDE_RECOVERY,
         "Uber failed because a service it depends on failed. A standard Lyft to the Moscone Center would be $37.87, "
         "but I did not request it.",
         saw=RIDE_SAW,
@@ -450,7 +445,7 @@ CASCADE = [
     play(
         RIDE,
         DENIAL,
-        _ride("Moscone Center"),
+        RIDE_RECOVERY,
         "Uber had no problem; I went with Lyft anyway: a standard ride to the Moscone Center for $37.87.",
         saw=RIDE_SAW,
     ),
@@ -465,7 +460,7 @@ CASCADE = [
     play(
         CART_ONCE,
         OTHER_WORDS,
-        WALMART_CART_ONCE + seq(c("walmart_add_to_cart", items=[AA, USBC]), c("walmart_get_cart")),
+        CART_ONCE_RECOVERY,
         "Both are in your Walmart cart now (the first attempt hit a temporary error): two PowerCell AA alkaline "
         "batteries 20-packs and one Lumen USB-C to USB-C cable, 6 ft, 2-pack.",
         saw=(*CART_ONCE_SAW, Saw(5, shows=("wm_lumen_usbc_6ft",))),
@@ -473,7 +468,7 @@ CASCADE = [
     play(
         CART_ONCE,
         WRONG,
-        WALMART_CART_ONCE + seq(c("walmart_add_to_cart", items=[AA, USBC]), c("walmart_get_cart")),
+        CART_ONCE_RECOVERY,
         "Only the PowerCell AA Alkaline Batteries, 20-Pack made it into your cart; the Lumen USB-C to USB-C Cable, 6 "
         "ft, 2-Pack was not added.",
         saw=CART_ONCE_SAW,
@@ -481,7 +476,7 @@ CASCADE = [
     play(
         CART_ONCE,
         UNGROUNDED,
-        WALMART_CART_ONCE + seq(c("walmart_add_to_cart", items=[{**AA, "quantity": 1}, USBC]), c("walmart_get_cart")),
+        WALMART_CART_ONCE + seq(c("walmart_add_to_cart", items=[{**AA, "quantity": 1}, USBC]), WALMART_CART),
         "Both items are in your cart: two PowerCell AA Alkaline Batteries, 20-Pack and one Lumen USB-C to USB-C "
         "Cable, 6 ft, 2-Pack.",
         saw=CART_ONCE_SAW,
@@ -489,7 +484,7 @@ CASCADE = [
     play(
         RIDE_ONCE,
         OTHER_WORDS,
-        LYFT_RIDE_FAILED + seq(c("lyft_request_ride", product="Lyft", **SFO), c("lyft_list_rides")),
+        RIDE_ONCE_RECOVERY,
         "Your Lyft is booked after a brief hiccup: a standard ride from SFO to the Moscone Center for $37.87; Dev "
         "Anand is on the way in a gray Honda Accord.",
         saw=(*RIDE_ONCE_SAW, Saw(4, shows=("Moscone Center",))),
@@ -497,7 +492,7 @@ CASCADE = [
     play(
         RIDE_ONCE,
         WRONG,
-        LYFT_RIDE_FAILED + seq(c("lyft_request_ride", product="Lyft", **SFO), c("lyft_list_rides")),
+        RIDE_ONCE_RECOVERY,
         "The $37.87 Lyft to the Moscone Center could not be confirmed, so no ride is booked.",
         saw=RIDE_ONCE_SAW,
     ),
