@@ -122,13 +122,12 @@ def select_templates(candidates: Sequence[Scenario], per_service: int = TEMPLATE
 
 def _walked(trajectory: Trajectory) -> str:
     """Where a gold walk stopped: the last call it made and what came back (a plan step whose check failed)."""
-    steps = [s for s in trajectory.tool_steps() if s.action.tool_call is not None]
+    steps = [(s.action.tool_call, s.observation) for s in trajectory.tool_steps() if s.action.tool_call is not None]
     if not steps:
         return "it made no call"
-    last = steps[-1]
-    seen = last.observation
+    call, seen = steps[-1]
     outcome = "ok" if seen is not None and seen.ok else (seen.error.type if seen and seen.error else "no result")
-    return f"its last call was {last.action.tool_call.name} ({outcome}) after {len(steps)} call(s)"  # type: ignore[union-attr]
+    return f"its last call was {call.name} ({outcome}) after {len(steps)} call(s)"
 
 
 def validate(

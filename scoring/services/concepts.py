@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -96,13 +96,9 @@ class EmbeddingMatcher:
         encode: Callable[[list[str]], Any] | None = None,
         cache_size: int = 8192,
         min_words: int = MIN_PARAPHRASE_WORDS,
-        embed_trouble: bool = False,
     ):
         self.threshold = threshold
         self.min_words = min_words
-        # whether a recovery concept the rules did not find stated may still pass by similarity (a denial is close
-        # to the statement it denies, so by default it may not)
-        self.embed_trouble = embed_trouble
         self._encode_fn = encode
         self._cache: dict[str, Any] = {}
         self._cache_size = cache_size
@@ -150,7 +146,7 @@ class EmbeddingMatcher:
                 return math.inf
         elif any(stated_as_fact(form, text) for form in forms):
             return math.inf
-        if denied or (trouble and not self.embed_trouble):
+        if denied or trouble:  # a recovery concept is stated by the rules or not (a denial resembles the statement)
             return -math.inf
         pieces = answer_pieces(text)
         spans = [read(piece.text) for piece in pieces]
@@ -231,6 +227,19 @@ the same, and a reply saying that something did not happen does not state that i
 round). Answer with a single word: yes or no."""
 
 
+def judge_question(concept: str, text: str, synonyms: Sequence[str] = ()) -> str:
+    """The question that asks a grader model whether ``text`` states ``concept``."""
+    also = f"\n(Also acceptable wordings: {'; '.join(synonyms)})" if synonyms else ""
+    return JUDGE_QUESTION.format(concept=concept, also=also, text=text)
+
+
+def read_yes_no(reply: str) -> Literal["pass", "fail"] | None:
+    """A grader's vote: the reply's first word, yes (pass) or no (fail); anything else is no verdict."""
+    words = re.findall(r"[a-z]+", reply.casefold())
+    first = words[0] if words else ""
+    return "pass" if first == "yes" else "fail" if first == "no" else None
+
+
 @dataclass
 class JudgeMatcher:
     """Concept matching by a model: ``ask`` takes a prompt and returns the model's reply. The question is asked
@@ -246,15 +255,11 @@ class JudgeMatcher:
             raise ValueError(f"k: ask at least once, got {self.k}")
 
     def prompt(self, concept: str, text: str, synonyms: Sequence[str] = ()) -> str:
-        also = f"\n(Also acceptable wordings: {'; '.join(synonyms)})" if synonyms else ""
-        return JUDGE_QUESTION.format(concept=concept, also=also, text=text)
+        return judge_question(concept, text, synonyms)
 
     def vote(self, reply: str) -> bool | None:
         """True for yes, False for no, None for anything else."""
-        words = re.findall(r"[a-z]+", reply.casefold())
-        if not words:
-            return None
-        return {"yes": True, "no": False}.get(words[0])
+        return {"pass": True, "fail": False}.get(read_yes_no(reply) or "")
 
     def matches(self, concept: str, text: str, synonyms: Sequence[str] = ()) -> bool:
         question = self.prompt(concept, text, synonyms)

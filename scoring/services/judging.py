@@ -12,12 +12,12 @@ the rule-based matching.
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, Literal
+from typing import Any
 
 from undertow.env_core.families import JudgeModel
 from undertow.env_core.model import Outcome, Scenario, Trajectory
 from undertow.scoring.judges import Ask, Message, ask_votes
-from undertow.scoring.services.concepts import JUDGE_QUESTION
+from undertow.scoring.services.concepts import judge_question, read_yes_no
 from undertow.scoring.services.failure_modes import episode_details
 from undertow.scoring.services.rubrics import chosen_rubric, episode_score, score_rubric, synonyms_of
 from undertow.scoring.trajectory import EPISODE_SCORE, text_after
@@ -28,18 +28,7 @@ REMINDER = "Reply with one word: yes or no."
 
 def concept_messages(concept: str, text: str, synonyms: list[str]) -> list[Message]:
     """The chat asking whether ``text`` states ``concept``."""
-    also = f"\n(Also acceptable wordings: {'; '.join(synonyms)})" if synonyms else ""
-    return [
-        {"role": "system", "content": SYSTEM},
-        {"role": "user", "content": JUDGE_QUESTION.format(concept=concept, also=also, text=text)},
-    ]
-
-
-def read_yes_no(reply: str) -> Literal["pass", "fail"] | None:
-    """A vote: the reply's first word, yes (pass) or no (fail); anything else is no verdict."""
-    words = reply.strip().casefold().split()
-    first = words[0].strip(".,:;!*\"'") if words else ""
-    return {"yes": "pass", "no": "fail"}.get(first)  # type: ignore[return-value]
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": judge_question(concept, text, synonyms)}]
 
 
 async def judge_episode(

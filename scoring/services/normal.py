@@ -124,8 +124,6 @@ _CLAUSE_SPLIT = re.compile(r"[,;:!?()\n]|\.(?![\w])|\b(?:but|however|although|th
 _PUNCTUATION = re.compile(r"(?!(?<=\d)\.(?=\d))[^\w\s]")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
 
-_NEGATION_WINDOW = 4  # tokens before an occurrence that can negate it
-
 
 def _date_text(weekday: str | None, month: int, day: int, year: int | None) -> str | None:
     """The canonical words of a date: ``saturday march 21 2026``, or what is known of it; None if impossible."""

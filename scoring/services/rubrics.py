@@ -202,14 +202,13 @@ def abstention(trajectory: Trajectory, scenario: Scenario, missing: Sequence[int
     if evidence is None:
         return None
     turn, kind = evidence
+    called = [(s.turn, s.action.tool_call.name) for s in steps if s.action.tool_call is not None]
+    asked = next((t for t, name in called if t >= turn and name == ASK_USER), None)
     # an answer that declines says so; one that claims the task done ("sent; the $15 is a display glitch") does not
-    if not any(s.action.tool_call.name == ASK_USER for s in steps if s.turn >= turn) and not stated_by_sense(  # type: ignore[union-attr]
-        "abstaining", "", trajectory.final_answer or "", PROVIDERS
-    ):
+    if asked is None and not stated_by_sense("abstaining", "", trajectory.final_answer or "", PROVIDERS):
         return None
-    asked = next((s.turn for s in steps if s.turn >= turn and s.action.tool_call.name == ASK_USER), None)  # type: ignore[union-attr]
     point = asked if asked is not None else turn
-    if any(s.turn > point and s.action.tool_call.name in writes for s in steps):  # type: ignore[union-attr]
+    if any(t > point and name in writes for t, name in called):
         return None  # it went on mutating: judged on what it did
     required = scenario.gold.required_calls
     waived: set[int] = set()

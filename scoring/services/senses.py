@@ -607,14 +607,15 @@ _CONTRARY: list[tuple[frozenset[str], frozenset[str]]] = [
 ]  # fmt: skip
 
 
-@cache
-def _phrase(phrase: str) -> re.Pattern[str]:
+@lru_cache(maxsize=4096)
+def phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """A phrase as whole words (compiled once: concepts and states recur in every answer)."""
     return re.compile(rf"(?<![\w]){re.escape(phrase)}(?![\w])")
 
 
-def _has(text: str, phrase: str) -> list[int]:
+def occurrences(text: str, phrase: str) -> list[int]:
     """Start offsets of a phrase in normalized text, as whole words."""
-    return [m.start() for m in _phrase(phrase).finditer(text)] if phrase in text else []
+    return [m.start() for m in phrase_pattern(phrase).finditer(text)] if phrase in text else []
 
 
 @dataclass(frozen=True)
@@ -632,9 +633,9 @@ def contrary_of(concept: str) -> Contrary | None:
     contrary: set[str] = set()
     for side, other in _CONTRARY:
         for state in side:
-            spots = _has(concept, state)
+            spots = occurrences(concept, state)
             # "in stock" inside "out of stock" is not the state "in stock"
-            if spots and not any(_has(concept, o) for o in other if state in o):
+            if spots and not any(occurrences(concept, o) for o in other if state in o):
                 states.add(state)
                 contrary |= other
     contrary -= states
@@ -644,9 +645,9 @@ def contrary_of(concept: str) -> Contrary | None:
 def contradicts(contrary: Contrary, clause: str) -> bool:
     """Whether a normalized clause asserts a state contrary to the concept's (and not negated)."""
     for state in contrary.contrary:
-        for at in _has(clause, state):
+        for at in occurrences(clause, state):
             # a longer state of the concept's own side that contains this one ("in stock" and "stock") wins
-            if any(state in own and _has(clause, own) for own in contrary.states):
+            if any(state in own and occurrences(clause, own) for own in contrary.states):
                 continue
             if not negated_before(clause, at):
                 return True
@@ -711,4 +712,4 @@ _EQUIVALENT_STATES: list[frozenset[str]] = [
 
 def equivalent_states(concept: str) -> list[tuple[str, frozenset[str]]]:
     """The states a normalized concept names, each with the phrases that say it."""
-    return [(state, group) for group in _EQUIVALENT_STATES for state in group if _has(concept, state)]
+    return [(state, group) for group in _EQUIVALENT_STATES for state in group if occurrences(concept, state)]

@@ -18,7 +18,6 @@ from typing import Any
 from undertow.env_core.services.catalog import SERVICES
 from undertow.scoring.services.normal import _MONTHS, _WEEKDAYS, REFERENCE_YEAR, normal_clauses, normalize
 from undertow.scoring.services.senses import (
-    NEGATING_BEFORE_TO,
     NEGATORS,
     contradicts,
     contrary_of,
@@ -28,6 +27,8 @@ from undertow.scoring.services.senses import (
     negated,
     negated_before,
     not_temporary,
+    occurrences,
+    phrase_pattern,
     put_as_question,
     turned_down,
     turned_down_after,
@@ -172,10 +173,9 @@ def read(text: str) -> _Reading:
     found = False
     for clause in normal_clauses(text):
         words = clause.split()
-        for i, word in enumerate(words):
-            if word in NEGATORS or (word in NEGATING_BEFORE_TO and i + 1 < len(words) and words[i + 1] == "to"):
-                found = True
-                scope |= _stems(words)
+        if negated(words):
+            found = True
+            scope |= _stems(words)
     normal = normalize(text)
     return _Reading(text, normal, frozenset(normal.split()), found, frozenset(scope), frozenset(_stems(normal.split())))
 
@@ -329,13 +329,8 @@ def providers_named(concept: str) -> set[str]:
     return _providers_in(normalize(concept), PROVIDERS)
 
 
-@lru_cache(maxsize=4096)
-def _phrase(needle: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w]){re.escape(needle)}(?![\w])")
-
-
 def _occurrences(needle: str, haystack: str) -> list[int]:
-    return [m.start() for m in _phrase(needle).finditer(haystack)]
+    return occurrences(haystack, needle)
 
 
 def _providers_in(normal: str, providers: Sequence[str]) -> set[str]:
@@ -347,9 +342,9 @@ def _providers_in(normal: str, providers: Sequence[str]) -> set[str]:
 def _named(normal: str, providers: tuple[str, ...]) -> frozenset[str]:
     found = set()
     for name in providers:
-        if name in normal and _occurrences(name, normal):
+        if _occurrences(name, normal):
             found.add(name)
-            normal = _phrase(name).sub(" ", normal)
+            normal = phrase_pattern(name).sub(" ", normal)
     return frozenset(found)
 
 
