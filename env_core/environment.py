@@ -11,7 +11,7 @@ from typing import Any
 
 from undertow.env_core.disclosure import Disclosure
 from undertow.env_core.errors import ConfigError
-from undertow.env_core.faults import FaultRuntime, partial_arguments
+from undertow.env_core.faults import STALE_AGE_DAYS, FaultRuntime, partial_arguments
 from undertow.env_core.model import (
     ASK_HUMAN,
     ASK_USER,
@@ -276,6 +276,8 @@ class Environment:
                         result = self._silent_write(spec, arguments, silent[1])
                     elif spec.binding.get(EMULATED):
                         result, emulated = self._emulate(spec, arguments), True
+                    elif silent is not None and silent[1].kind == FaultKind.stale:
+                        result = self._stale_read(spec, arguments, silent[1])
                     else:
                         result = self.toolbox.execute(self._state, spec, arguments)
                 except ToolExecutionError as exc:
@@ -349,6 +351,20 @@ class Environment:
             with contextlib.suppress(ToolExecutionError):
                 self.toolbox.execute(self._state, spec, part)
         return result
+
+    def _stale_read(self, spec: ToolSpec, arguments: dict[str, Any], fault: FaultSpec) -> Any:
+        """A ``stale`` call: run on the world as it was ``age_days`` ago where the tool box keeps one
+        (``ToolBox.snapshot``), the episode's state untouched; today's result where it keeps none, or where the call
+        fails there (what it names did not exist then). The fault's signals are added afterwards (``alter``)."""
+        past = self.toolbox.snapshot(self._state, fault.params.get("age_days", STALE_AGE_DAYS))
+        if past is not None:
+            try:
+                return self.toolbox.execute(past, spec, arguments)
+            except ToolExecutionError:
+                pass
+            finally:
+                self.toolbox.close_state(past)
+        return self.toolbox.execute(self._state, spec, arguments)
 
     def _masked_description(self) -> str:
         """The description of the argument the request left out (what a question about it may mention)."""

@@ -4,6 +4,13 @@ A *setting* is a named list of faults applied to every scenario of a suite (``cl
 ``impossible``, ...), and whether the agent sees each scenario's hint (``posed``). Its fault targets may be
 symbolic (``@solution``, ``@primary``); ``resolve_faults`` turns them into tool names for one scenario.
 ``FaultRuntime`` holds one episode's fault state: call counts and which tool ``first_tried`` disabled.
+
+What the agent observes of each kind is listed on :class:`~undertow.env_core.model.FaultKind`. Two kinds reach beyond
+this module: a ``stale`` call runs on the world as it was ``age_days`` ago where the family's tool box keeps one
+(``ToolBox.snapshot``, run by the environment), so its values are older, and ``alter`` adds the staleness signals; a
+family without one serves today's values with the signals only. A ``transient`` error says the failure is momentary
+and that the same request should work again (marked retryable); an ``unavailable`` error describes an outage or a
+denial and never advises a retry.
 """
 
 from __future__ import annotations
@@ -343,25 +350,50 @@ class _Blockers:
         )
 
 
+# A transient error is a momentary failure: its message says so and that repeating the same request should work
+# (the error is marked retryable). An unavailable tool's error describes an outage or a denial and gives no advice
+# to retry (not retryable), whichever error it names and however long it lasts: the two never read alike.
 _TRANSIENT_MESSAGES = {
-    "timeout": ("timeout", "Request to {tool} timed out after 30 s. Please retry."),
-    "rate_limit": ("rate_limit", "429 Too Many Requests: rate limit exceeded for {tool}. Retry after a short wait."),
+    "timeout": (
+        "timeout",
+        "Request to {tool} timed out after 30 s: a momentary network glitch, and nothing was processed. Retry the "
+        "same request; it should go through.",
+    ),
+    "rate_limit": (
+        "rate_limit",
+        "429 Too Many Requests: a momentary burst of calls to {tool} hit its rate limit. Retry the same request in a "
+        "moment; it should go through.",
+    ),
     "service_unavailable": (
         "service_unavailable",
-        "503 Service Unavailable: {tool} is temporarily down. Please retry.",
+        "503 Service Unavailable: {tool} failed momentarily (a brief hiccup; nothing was processed). Retry the same "
+        "request; it should succeed.",
     ),
 }
 _UNAVAILABLE_MESSAGES = {
-    **_TRANSIENT_MESSAGES,
-    "auth": ("auth", "401 Unauthorized: the access token for {tool} has expired or was rejected."),
     "unavailable": ("unavailable", "{tool} is currently unavailable. Please try a different function."),
+    "timeout": ("timeout", "Request to {tool} timed out after 30 s: its service is down and not answering requests."),
+    "rate_limit": (
+        "rate_limit",
+        "429 Too Many Requests: this account's request quota for {tool} is used up; further calls are refused.",
+    ),
+    "service_unavailable": ("service_unavailable", "503 Service Unavailable: {tool} is out of service (an outage)."),
+    "auth": ("auth", "401 Unauthorized: the access token for {tool} has expired or was rejected."),
     "forbidden": ("auth", "403 Forbidden: this account is not authorized to call {tool}."),
 }
 
 
 def unavailable_error(tool: str, error: str = "unavailable") -> ToolError:
+    """The error of an unavailable tool: an outage or a denial of the kind ``error`` names, never marked
+    retryable."""
     error_type, template = _UNAVAILABLE_MESSAGES[error]
     return ToolError(type=error_type, message=template.format(tool=tool))
+
+
+def transient_error(tool: str, error: str = "service_unavailable") -> ToolError:
+    """The error of a transient fault: a momentary failure of the kind ``error`` names, marked retryable."""
+    error_type, template = _TRANSIENT_MESSAGES[error]
+    return ToolError(type=error_type, message=template.format(tool=tool), retryable=True)
 
 
 # The fault layer's clock: stale timestamps count back from it. A fixed instant, not the wall clock, so that an
@@ -431,8 +463,7 @@ class FaultRuntime:
                 if chosen == tool and self._lasts(index, spec, tool):
                     return unavailable_error(tool), self._fire(index, spec, tool, detail="first tried")
             if spec.kind == FaultKind.transient and self._lasts(index, spec, tool):
-                error_type, template = _TRANSIENT_MESSAGES[spec.params.get("error", "service_unavailable")]
-                error = ToolError(type=error_type, message=template.format(tool=tool), retryable=True)
+                error = transient_error(tool, spec.params.get("error", "service_unavailable"))
                 return error, self._fire(index, spec, tool)
             upstream = spec.params.get("on")
             if spec.kind == FaultKind.cascade and upstream in self._faulted and self._lasts(index, spec, tool):
@@ -573,7 +604,8 @@ def _numbers(value: Any) -> list[tuple[dict[str, Any], str]]:
 def _stale(value: Any, now: datetime, age_days: int) -> tuple[Any, str]:
     """Staleness signals, as the paper's weather card shows them: an old ``generated_at`` and a ``_stale_warning``.
     A record gets the two fields; a list of records gets them on every record (so the list and each record's own
-    keys stay as the tool returns them); anything else is wrapped as ``{"data": value, ...}``."""
+    keys stay as the tool returns them); anything else is wrapped as ``{"data": value, ...}``. The values are what
+    the call returned: the world of ``age_days`` ago where the tool box keeps one (the environment ran it there)."""
     generated = (now - timedelta(days=age_days)).strftime("%Y-%m-%dT%H:%M:%SZ")
     signals = {"generated_at": generated, "_stale_warning": f"Data generated {age_days} days ago."}
     if isinstance(value, dict):
@@ -715,8 +747,10 @@ def _near_duplicate(record: dict[str, Any], qualifier: str, k: int) -> dict[str,
 
 def _ambiguous(value: Any, count: int, rng: random.Random) -> tuple[Any, str]:
     """Several candidates where one was expected: every record comes with ``count`` near-duplicates (text with a
-    qualifier, other ids), in an order ``rng`` shuffles, so that taking the first match is a guess. A single record
-    becomes ``{"candidates": [...]}``; a bare value a list of variants."""
+    qualifier, other ids), in an order ``rng`` shuffles, so that taking the first match is a guess. A list of matches
+    wrapped with at most one text field beside it (a search's ``{"query": ..., "restaurants": [...]}``) has its
+    matches doubled; any other single record (an order with its items, a fare quote for a trip) becomes
+    ``{"candidates": [...]}``; a bare value a list of variants."""
 
     def group(record: dict[str, Any]) -> list[dict[str, Any]]:
         qualifiers = rng.sample(_QUALIFIERS, count) if count <= len(_QUALIFIERS) else list(_QUALIFIERS)
@@ -724,6 +758,13 @@ def _ambiguous(value: Any, count: int, rng: random.Random) -> tuple[Any, str]:
         rng.shuffle(members)
         return members
 
+    rows = _record_list(value) if isinstance(value, dict) else None
+    beside = [v for v in value.values() if v is not rows] if isinstance(value, dict) else []
+    if rows and all(isinstance(r, dict) for r in rows) and len(beside) <= 1 and all(isinstance(v, str) for v in beside):
+        assert isinstance(value, dict)
+        key = next(k for k, v in value.items() if v is rows)
+        value[key] = [member for record in rows for member in group(record)]
+        return value, f"{count} near-duplicates of each of {len(rows)} records in {key}"
     if isinstance(value, dict):
         return {"candidates": group(value)}, f"{count} near-duplicates of the record"
     if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):

@@ -79,6 +79,30 @@ class FaultKind(StrEnum):
     Loud kinds fail the call: ``unavailable``, ``first_tried``, ``removed``, ``transient``, ``cascade`` and the
     ``arguments`` mode of ``schema_drift``. Silent kinds return a success that must not be trusted: ``stale``,
     ``silent_noop``, ``corrupted``, ``ambiguous`` and the response modes of ``schema_drift``.
+
+    What the agent can observe of each:
+
+    - ``unavailable``: an error describing an outage or a denial ("X is currently unavailable. Please try a
+      different function.", a 503 outage, a spent quota, a 401 / 403), never advice to retry; the tool message of
+      a timeout, 429 or 503 says ``retryable: false``. Temporary, it heals after ``after`` calls, nothing said.
+    - ``first_tried``: the first target the agent calls fails as ``unavailable``; the other targets work.
+    - ``removed``: the target is missing from the tool list and from search; calling it is an ``unknown_tool``
+      error.
+    - ``transient``: a momentary failure (timeout, 429, 503) whose message says that repeating the same request
+      should work, marked ``retryable: true``; the same call succeeds once the fault's ``after`` firings are spent.
+    - ``cascade``: once the ``on`` tool has had a fault, the targets fail with a 502 naming it (``retryable`` true
+      only while the cascade is temporary).
+    - ``schema_drift``: a response field renamed or retyped, or (``arguments``) the documented argument refused
+      with a message naming its new name.
+    - ``stale``: a success showing older values, with an old ``generated_at`` and a ``_stale_warning`` (on the
+      record, or on each record of a list). The values are the world as it was ``age_days`` ago where the tool box
+      keeps history (``ToolBox.snapshot``; what did not exist then reads as today), so trusting them gives a wrong
+      answer; a family without history serves today's values with the signals only.
+    - ``silent_noop``: a genuine-looking success (or a bare ``{"status": "success"}``) for a write that did not
+      land (or landed in part); only reading the state back shows it.
+    - ``corrupted``: a success with a wrong value, a duplicated or a made-up record, or a total that does not add
+      up; only a check against another source or the task's facts shows it.
+    - ``ambiguous``: near-duplicate records beside the real one, in shuffled order; taking the first is a guess.
     """
 
     unavailable = "unavailable"
@@ -116,8 +140,12 @@ SYMBOLIC_TARGETS = (TARGET_SOLUTION, TARGET_PRIMARY)
 # The errors a transient fault can return (env_core.faults words each one).
 TRANSIENT_ERRORS = ("service_unavailable", "rate_limit", "timeout")
 # An unavailable tool says so plainly by default, or fails the way a real service does, auth included (``auth``: a
-# 401, an expired token; ``forbidden``: a 403). With temporary persistence it is a transient denial of that kind.
+# 401, an expired token; ``forbidden``: a 403). Whatever it names and however long it lasts, it reads as an outage
+# or a denial, never as a momentary failure to retry (that is ``transient``).
 UNAVAILABLE_ERRORS = ("unavailable", *TRANSIENT_ERRORS, "auth", "forbidden")
+# Error types a client might take as worth retrying: a tool message with one of these (or with any error marked
+# retryable) carries ``retryable`` beside the type and the message (Observation.content).
+RETRY_SIGNALLED = (*TRANSIENT_ERRORS, "dependency_failed")
 CORRUPTION_MODES = ("decimal_shift", "wrong_year", "duplicate", "phantom", "bad_total", "set")
 DRIFT_MODES = ("rename", "retype", "arguments")
 
@@ -270,12 +298,14 @@ ArgValue = Annotated[ArgRef | Any, Field(union_mode="left_to_right")]
 class PlannedCall(Strict):
     """One call of a gold plan. ``check``: what its result must show for the plan to go on (see ResultCheck);
     ``verify``: a confirmation step (a readback) that an agent which trusts every success skips (the naive
-    policy)."""
+    policy); ``say``: what the oracle says as it makes the call (what it noticed in the result before, what it does
+    now), read by stage checkpoints (``Checkpoint.within``)."""
 
     tool: str
     arguments: dict[str, ArgValue] = Field(default_factory=dict)
     check: ResultCheck | None = None
     verify: bool = False
+    say: str | None = Field(default=None, min_length=1)
 
 
 RubricTier = Literal["task", "clean", "recovery", "verify"]
@@ -340,7 +370,10 @@ class CallPattern(Strict):
 
 class Checkpoint(Strict):
     """A recovery checkpoint: after ``trigger`` (a tool name, or ``final``), the assistant text that follows must
-    state every concept in ``expect`` (matched as normalized concepts; see the family's scorer). ``tier``: ``task``
+    state every concept in ``expect`` (matched as normalized concepts; see the family's scorer). A *stage*
+    checkpoint (a tool trigger) reads only the text said within ``within`` calls of the trigger's first call: the
+    turns up to and including the one that makes the ``within``-th call after it, and the final answer if it comes
+    before that — the paper's penalty for detours. ``weight``: its share of the score. ``tier``: ``task``
     checkpoints hold in every rubric, ``clean`` ones only with faults off, ``recovery`` ones only when faults are on
     (the base rubric)."""
 
@@ -348,6 +381,7 @@ class Checkpoint(Strict):
     expect: list[str] = Field(min_length=1)
     weight: float = Field(default=1.0, gt=0)
     tier: Literal["task", "clean", "recovery"] = "task"
+    within: int = Field(default=2, ge=1, le=100)
 
 
 class Gold(Strict):
@@ -566,6 +600,10 @@ class Observation(Strict):
         else:
             assert self.error is not None
             body = {"error": {"type": self.error.type, "message": self.error.message}}
+            # an error of a kind a client might retry says whether retrying the same call helps (a transient fault
+            # yes, an outage no); other errors read as they always have
+            if self.error.retryable or self.error.type in RETRY_SIGNALLED:
+                body["error"]["retryable"] = self.error.retryable
         text = json.dumps(body, ensure_ascii=False, default=str)
         if self.notes:
             text += "\n" + "\n".join(self.notes)

@@ -37,6 +37,7 @@ GIVE_UP_MARKER = "CANNOT_SOLVE"  # the text that declares a task unsolvable (wor
 class NextCall:
     tool: str
     arguments: dict[str, Any]
+    say: str | None = None  # the plan step's narration (PlannedCall.say), said in the turn that makes the call
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,13 @@ def read_tool_message(content: str) -> Any:
 def error_of(result: Any) -> dict[str, Any] | None:
     error = result.get("error") if isinstance(result, dict) else None
     return error if isinstance(error, dict) else None
+
+
+def retryable(error: dict[str, Any]) -> bool:
+    """Whether retrying the same call may help: the error's own ``retryable`` flag where the tool message carries
+    one (Observation.content), else its type (a message without the flag: a CodeAct traceback read back)."""
+    flag = error.get("retryable")
+    return flag if isinstance(flag, bool) else error.get("type") in RETRYABLE
 
 
 def _resolve(call: PlannedCall, results: list[Any]) -> dict[str, Any]:
@@ -113,7 +121,7 @@ class PlanWalker:
         if len(self.results) == len(plan):
             return self._answer()
         planned = plan[len(self.results)]
-        return NextCall(planned.tool, _resolve(planned, self.results))
+        return NextCall(planned.tool, _resolve(planned, self.results), planned.say)
 
     def start(self, visible: set[str], open_world: bool = False) -> Next:
         self.plan = self._next_plan(visible, open_world)
@@ -137,7 +145,7 @@ class PlanWalker:
         if error is not None:
             if not self.recover:
                 return NextAnswer(f"The tool returned an error: {error.get('message')}")
-            if error.get("type") in RETRYABLE and self.retries < MAX_RETRIES:
+            if retryable(error) and self.retries < MAX_RETRIES:
                 self.retries += 1
                 return NextCall(planned.tool, _resolve(planned, self.results))
             return self._plan_failed(visible, open_world)
@@ -176,7 +184,7 @@ def play(env: Environment, scenario: Scenario, recover: bool, model: str = "", s
             trajectory.final_answer, trajectory.gave_up = step.text, gave_up
             return trajectory
         call = ToolCall(id=f"call_{index}", name=step.tool, arguments=step.arguments)
-        trajectory.turns.append(Turn(index=index, tool_calls=[call]))
+        trajectory.turns.append(Turn(index=index, content=step.say, tool_calls=[call]))
         action = Action(kind="tool_call", tool_call=call)
         observation = env.step(action)
         assert observation is not None

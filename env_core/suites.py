@@ -302,6 +302,9 @@ def suite_cache() -> Path:
 DocumentSuite = Callable[[SuiteConfig, Path], object]
 
 DOCS_FILE = "docs.json"  # what the documenting step did, written into the suite folder beside the tools
+# The figures a family's build reported (a list of ReportTable objects), kept in the suite folder so that
+# `undertow suites show` prints them again without rebuilding
+BUILD_REPORT = "build_report.json"
 
 
 def suite_folder(config: SuiteConfig, document: DocumentSuite | None = None) -> Path:

@@ -334,6 +334,14 @@ class ToolBox(ABC):
         box whose state holds handles (connections, files) overrides this."""
         return copy.deepcopy(state)
 
+    def snapshot(self, state: Any, age_days: int) -> Any | None:
+        """The episode's world as it was ``age_days`` ago, for a ``stale`` fault to read from: the environment runs
+        the faulted call on it (the episode's state is not touched), so the agent reads older values, and the fault
+        adds its staleness signals. None (the default) when a tool box keeps no history: then ``stale`` serves
+        today's result with its signals only. A state returned here is the caller's: it is closed after the call
+        (``close_state``)."""
+        return None
+
     def argument_error(self, spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         """A readable message if ``arguments`` hold a value no tool can take (see ``value_problem``) or do not
         satisfy the tool's schema, else None."""

@@ -247,14 +247,25 @@ def forbidden_made(trajectory: Trajectory, gold: Gold, tiers: Collection[RubricT
     return sorted(forbidden_hits(trajectory, gold, tiers))
 
 
-def text_after(trajectory: Trajectory, trigger: str) -> str:
-    """The assistant text after the first call to ``trigger`` (the final answer included), or the final answer."""
+def text_after(trajectory: Trajectory, trigger: str, within: int | None = None) -> str:
+    """The assistant text after the first call to ``trigger`` (the final answer included), or the final answer.
+    With ``within`` (a stage checkpoint's window), only the text said by the turn that makes the ``within``-th call
+    after the trigger: what an agent says once it is several calls past the trigger comes too late."""
     if trigger == "final":
         return trajectory.final_answer or ""
     turns = [s.turn for s in trajectory.tool_steps() if s.action.tool_call and s.action.tool_call.name == trigger]
     if not turns:
         return ""
-    return " ".join(t.content or "" for t in trajectory.turns if t.index > turns[0])
+    said: list[str] = []
+    calls = 0
+    for turn in trajectory.turns:
+        if turn.index <= turns[0]:
+            continue
+        if within is not None and calls >= within:
+            break
+        said.append(turn.content or "")
+        calls += len(turn.tool_calls)
+    return " ".join(said)
 
 
 def _checkpoint_score(trajectory: Trajectory, scenario: Scenario) -> float | None:
@@ -269,7 +280,7 @@ def _checkpoint_score(trajectory: Trajectory, scenario: Scenario) -> float | Non
 
     passed = 0.0
     for checkpoint in checkpoints:
-        text = squash(text_after(trajectory, checkpoint.trigger))
+        text = squash(text_after(trajectory, checkpoint.trigger, checkpoint.within))
         if text and all(squash(concept) in text for concept in checkpoint.expect):
             passed += checkpoint.weight
     return passed / sum(c.weight for c in checkpoints)

@@ -122,7 +122,7 @@ class _PlanFollower(ModelClient):
             call = ToolCall(id=f"call_{self.calls}", name=ASK_HUMAN, arguments={"question": question})
             return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
         call = ToolCall(id=f"call_{self.calls}", name=step.tool, arguments=step.arguments)
-        return ChatReply(content=None, tool_calls=[call], finish_reason="tool_calls")
+        return ChatReply(content=step.say, tool_calls=[call], finish_reason="tool_calls")
 
     def _start(self, visible: set[str], open_world: bool, tools: list[dict[str, Any]]) -> ChatReply:
         if self.masked is not None and self.recover:

@@ -4,9 +4,10 @@ released files (:func:`import_suite`), what a suite holds (:func:`suite_overview
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from undertow.env_core.errors import close_match
 from undertow.env_core.families import ReportTable, families, get_family
 from undertow.env_core.faults import PRESET_SETTINGS
 from undertow.env_core.scenarios import validation_problems
-from undertow.env_core.suites import load_ref, suite_ref
+from undertow.env_core.suites import BUILD_REPORT, load_ref, suite_folder, suite_ref
 from undertow.workers.clients import POLICIES
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ class SuiteOverview:
     scenarios: int
     counts: dict[str, dict[str, int]]  # metadata field -> value -> scenarios
     faults: dict[str, dict[str, int]]  # fault kind -> persistence -> scenarios (when both fields are there)
+    report: list[ReportTable] = field(default_factory=list)  # the figures the family's build reported
 
 
 def suite_overview(suite: str, fields: Sequence[str] | None = None, *, hooks: Hooks | None = None) -> SuiteOverview:
@@ -162,8 +164,16 @@ def suite_overview(suite: str, fields: Sequence[str] | None = None, *, hooks: Ho
         if kind is not None and persistence is not None:
             row = faults.setdefault(str(kind), {})
             row[str(persistence)] = row.get(str(persistence), 0) + 1
+    kept = suite_folder(ref, document_suite) / BUILD_REPORT
+    report = [ReportTable.model_validate(t) for t in json.loads(kept.read_text())] if kept.is_file() else []
     return SuiteOverview(
-        ref.label, loaded.family, len(loaded.toolbox.specs), len(loaded.scenarios), counts, dict(sorted(faults.items()))
+        ref.label,
+        loaded.family,
+        len(loaded.toolbox.specs),
+        len(loaded.scenarios),
+        counts,
+        dict(sorted(faults.items())),
+        report,
     )
 
 

@@ -202,4 +202,6 @@ def show(
         for kind, row in overview.faults.items():
             table.add_row(plain(kind, one_line=True), *(str(row.get(p, 0)) for p in persistences))
         console.print(table)
+    for report in overview.report:
+        print_report_table(report, console)
     console.print(f"{overview.scenarios} scenarios", highlight=False)

@@ -11,9 +11,6 @@ a JSON schema the environment checks every call against before the method runs.
 Each episode gets a fresh :class:`World`: the seeded state of every service, a simulated clock and the user's
 profile. Methods read and write ``self.state`` (their own service's state) and ``self.world`` (clock, user); they
 raise :class:`~undertow.env_core.tools.ToolExecutionError` for errors the agent should read (``not_found``, ...).
-
-A service also offers the scenario library *recipes* (:mod:`~undertow.env_core.services.recipes`): user requests
-it can serve, the calls that serve them, and what the true results show.
 """
 
 from __future__ import annotations
@@ -23,18 +20,18 @@ import dataclasses
 import inspect
 import re
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, ClassVar, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from undertow.env_core.model import ToolSpec
-from undertow.env_core.services.recipes import Lookup, Write
 from undertow.env_core.tools import first_paragraph, marked_tools, parameters_schema, tool_mark
 
 # The simulated clock starts where the fault layer's reference clock is (env_core.faults.REFERENCE_NOW): a stale
 # record's generated_at then counts back from the same instant the services' timestamps count from.
 START = datetime(2026, 3, 20, 6, 0, tzinfo=UTC)
+TODAY = START.date()  # the reference day: the world an episode starts in holds this day's seed values
 CALL_TICK = timedelta(seconds=20)  # simulated time one tool call takes
 
 
@@ -62,10 +59,14 @@ class UserProfile(BaseModel):
 
 
 class World(BaseModel):
-    """One episode's whole state: every service's state by service name, the clock and the user."""
+    """One episode's whole state: every service's state by service name, the clock and the user. ``as_of`` is the
+    day whose seed values the world holds and its services read (``seeds.tables(as_of)``): the clock's first day in
+    an episode's world, an earlier day in the world a ``stale`` fault reads from (``ServicesToolBox.snapshot``),
+    whose clock is the episode's."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
+    as_of: date = TODAY
     now: datetime = START
     user: UserProfile = Field(default_factory=UserProfile)
     states: dict[str, BaseModel] = Field(default_factory=dict)
@@ -113,17 +114,10 @@ class Service:
         self.state: Any = world.states[self.name]
 
     @classmethod
-    def initial_state(cls) -> BaseModel:
-        """The seeded state every episode starts from (deterministic: the same every time)."""
+    def initial_state(cls, day: date = TODAY) -> BaseModel:
+        """The seeded state a world of ``day`` starts from: the seed values of that day (deterministic: the same
+        every time). An episode's world is the clock's first day's."""
         raise NotImplementedError
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        return []
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return []
 
     @classmethod
     def tool_methods(cls) -> dict[str, Callable[..., Any]]:
@@ -178,8 +172,7 @@ def _specs_of(service: type[Service]) -> tuple[ToolSpec, ...]:
 
 
 def peers(*providers: type[Service]) -> list[type[Service]]:
-    """The providers of one category, in order: each one's counterparts are the others, in that order (the order
-    the library's fallbacks try them in)."""
+    """The providers of one category, in order: each one's counterparts are the others, in that order."""
     for provider in providers:
         provider.counterparts = tuple(other.name for other in providers if other is not provider)
     return list(providers)
@@ -221,7 +214,7 @@ class Category(Service):
 
     @classmethod
     def tool_of(cls, template: str) -> str:
-        """The provider's name for an inherited tool (the name recipes call it by)."""
+        """The provider's name for an inherited tool (the method its tool runs; the tool's name without the prefix)."""
         return cls.renames.get(template, template)
 
     @classmethod

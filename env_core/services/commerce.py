@@ -11,6 +11,7 @@ pickup card).
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -27,18 +28,9 @@ from undertow.env_core.services.helpers import (
     parse_lines,
     parse_time,
     searched,
-    shown,
 )
-from undertow.env_core.services.histories import (
-    FOOD_ORDERS,
-    PICKUP_ORDERS,
-    PICKUP_STORES,
-    RETAIL_ORDERS,
-    cart_of,
-    held,
-)
-from undertow.env_core.services.recipes import Call, Lookup, Write
-from undertow.env_core.services.seeds import GROCERY_STORES, PRODUCTS, RESTAURANTS, GroceryStore, Product, Restaurant
+from undertow.env_core.services.histories import cart_of, held, histories
+from undertow.env_core.services.seeds import RESTAURANTS, TODAY, GroceryStore, Product, Restaurant, tables
 from undertow.env_core.services.states import (
     AmazonState,
     DeliveryReservation,
@@ -65,11 +57,6 @@ CENT = Decimal("0.01")
 
 SERVICE_FEE_RATE = Decimal("0.10")
 TAX_RATE = Decimal("0.095")  # San Francisco sales tax on prepared food
-RAMEN_ORDER = (("tonkotsu", 5), ("gyoza", 2))
-
-
-def restaurant(key: str) -> Restaurant:
-    return next(r for r in RESTAURANTS if r.key == key)
 
 
 def bill(lines: list[tuple[float, int]]) -> dict[str, float]:
@@ -116,14 +103,14 @@ class _Food(Category, domain=DOMAIN, category="food_delivery"):
         return f"{cls.item_prefix}{key}"
 
     @classmethod
-    def initial_state(cls) -> FoodState:
+    def initial_state(cls, day: date = TODAY) -> FoodState:
         restaurants = {}
-        for r in RESTAURANTS:
+        for r in tables(day).restaurants:
             copy = r.model_copy(deep=True)
             for item in copy.menu:
                 item.key = cls.item_id(item.key)
             restaurants[cls.rid(r.key)] = copy
-        orders = {o.order_id: o for o in held(FOOD_ORDERS, cls.name, FoodOrder)}
+        orders = {o.order_id: o for o in held(histories(day).food_orders, cls.name, FoodOrder)}
         return FoodState(restaurants=restaurants, orders=orders)
 
     @staticmethod
@@ -216,55 +203,6 @@ class _Food(Category, domain=DOMAIN, category="food_delivery"):
     def list_orders(self) -> dict[str, Any]:
         """Every order on the account, with its items, total and status."""
         return {"orders": [o.model_dump() for o in self.state.orders.values()]}
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        ramen, tacos = restaurant("ramen_house"), restaurant("taqueria_el_sol")
-        tonkotsu = ramen.menu[0]
-        return [
-            Lookup(
-                topic="ramen_price",
-                request="How much is a bowl of Tonkotsu Ramen at Ramen House?",
-                call=Call("get_menu", {"restaurant_id": cls.rid(ramen.key)}),
-                shows=[tonkotsu.name, shown(tonkotsu.price)],
-                answer=[shown(tonkotsu.price)],
-                value_field="price",
-            ),
-            Lookup(
-                topic="taco_search",
-                request="Which taco place can deliver to me, and what is its rating?",
-                call=Call("search_restaurants", {"query": "tacos"}),
-                shows=[tacos.name, shown(tacos.rating)],
-                answer=[tacos.name, shown(tacos.rating)],
-                pin=Call("get_menu", {"restaurant_id": cls.rid(tacos.key)}),
-                value_field="rating",
-            ),
-        ]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        ramen = restaurant("ramen_house")
-        menu = {i.key: i for i in ramen.menu}
-        total = bill([(menu[k].price, q) for k, q in RAMEN_ORDER])["total"]
-        rid = cls.rid(ramen.key)
-        return [
-            Write(
-                topic="ramen_order",
-                request="Order 5 Tonkotsu Ramen and 2 Pork Gyoza from Ramen House.",
-                call=Call(
-                    "submit_order",
-                    {
-                        "restaurant_id": rid,
-                        "items": [{"item_id": cls.item_id(k), "quantity": q} for k, q in RAMEN_ORDER],
-                    },
-                ),
-                readback=Call("list_orders"),
-                before=[Call("search_restaurants", {"query": ramen.name}), Call("get_menu", {"restaurant_id": rid})],
-                landed=[ramen.name, menu[RAMEN_ORDER[-1][0]].name],
-                answer=[shown(total)],
-                concludes=["placed"],
-            )
-        ]
 
 
 class UberEats(_Food, name="ubereats", title="Uber Eats"):
@@ -359,19 +297,12 @@ class _Cart(Category, domain=DOMAIN):
         return {"items": lines, "subtotal": subtotal}
 
 
-CART_ADD = (("powercell_aa20", 2), ("lumen_usbc_6ft", 1))
-
-
-def product(key: str) -> Product:
-    return next(p for p in PRODUCTS if p.key == key)
-
-
 ProductId = Annotated[str, Field(description="The product's id as search_products returns it")]
 SearchArg = Annotated[str, Field(description="What to look for, e.g. 'power bank'")]
 
 
 class _Retail(_Cart, category="retail"):
-    """A retailer (Amazon, Walmart): the shared catalog (``PRODUCTS``) and cart."""
+    """A retailer (Amazon, Walmart): the shared catalog (``data/products.jsonl``) and cart."""
 
     def _catalog(self) -> dict[str, Product]:
         products: dict[str, Product] = self.state.products
@@ -387,51 +318,6 @@ class _Retail(_Cart, category="retail"):
         """One product by id: name, price, rating, description and stock."""
         return self._card(product_id, self._product(product_id))
 
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        bank, coffee = product("voltpeak_26800"), product("brewline_12cup")
-        return [
-            Lookup(
-                topic="power_bank",
-                request="Find a power bank with at least 20,000 mAh and tell me its price.",
-                call=Call("search_products", {"query": "power bank"}),
-                shows=[bank.name, shown(bank.price)],
-                answer=[bank.name, shown(bank.price)],
-                pin=Call("get_product", {"product_id": cls.product_id(bank.key)}),
-                value_field="price",
-            ),
-            Lookup(
-                topic="coffee_maker",
-                request="How much is the BrewLine 12-cup programmable coffee maker, and how is it rated?",
-                call=Call("search_products", {"query": "coffee maker"}),
-                shows=[coffee.name, shown(coffee.price)],
-                answer=[shown(coffee.price), shown(coffee.rating)],
-                pin=Call("get_product", {"product_id": cls.product_id(coffee.key)}),
-                value_field="price",
-            ),
-        ]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        first, last = product(CART_ADD[0][0]), product(CART_ADD[-1][0])
-        return [
-            Write(
-                topic="cart_batteries",
-                request="Add two 20-packs of PowerCell AA batteries and one 2-pack of Lumen 6 ft USB-C cables to my "
-                "cart.",
-                call=Call(
-                    "add_to_cart", {"items": [{"product_id": cls.product_id(k), "quantity": q} for k, q in CART_ADD]}
-                ),
-                readback=Call("get_cart"),
-                before=[
-                    Call("search_products", {"query": "batteries"}),
-                    Call("search_products", {"query": "usb-c cable"}),
-                ],
-                landed=[first.name, last.name],
-                answer=[first.name, last.name],
-            )
-        ]
-
 
 class Amazon(_Retail, name="amazon", title="Amazon"):
     state: AmazonState
@@ -440,11 +326,11 @@ class Amazon(_Retail, name="amazon", title="Amazon"):
     SHIPPING: ClassVar[dict[str, float]] = {"standard": 0.0, "two_day": 0.0, "one_day": 5.99}
 
     @classmethod
-    def initial_state(cls) -> AmazonState:
+    def initial_state(cls, day: date = TODAY) -> AmazonState:
         return AmazonState(
-            products={cls.product_id(p.key): p.model_copy() for p in PRODUCTS},
-            cart=cart_of(cls.name),
-            orders={o.order_id: o for o in held(RETAIL_ORDERS, cls.name, RetailOrder)},
+            products={cls.product_id(p.key): p.model_copy() for p in tables(day).products},
+            cart=cart_of(cls.name, day),
+            orders={o.order_id: o for o in held(histories(day).retail_orders, cls.name, RetailOrder)},
         )
 
     @tool("write", failure_hint="An order number does not prove the order persisted; confirm with amazon_get_order.")
@@ -496,13 +382,14 @@ class Walmart(_Retail, name="walmart", title="Walmart"):
     id_prefix = "wm"
 
     @classmethod
-    def initial_state(cls) -> WalmartState:
+    def initial_state(cls, day: date = TODAY) -> WalmartState:
         # the pickup order is ready at 12:00 on the first day: the store's morning slots come before it
+        past = histories(day)
         return WalmartState(
-            products={cls.product_id(p.key): p.model_copy() for p in PRODUCTS},
-            cart=cart_of(cls.name),
-            stores={s.store_id: s for s in held(PICKUP_STORES, cls.name, Store)},
-            orders={o.order_id: o for o in held(PICKUP_ORDERS, cls.name, PickupOrder)},
+            products={cls.product_id(p.key): p.model_copy() for p in tables(day).products},
+            cart=cart_of(cls.name, day),
+            stores={s.store_id: s for s in held(past.pickup_stores, cls.name, Store)},
+            orders={o.order_id: o for o in held(past.pickup_orders, cls.name, PickupOrder)},
         )
 
     def _pickup_order(self, order_id: str) -> PickupOrder:
@@ -577,14 +464,6 @@ class Walmart(_Retail, name="walmart", title="Walmart"):
 # Groceries
 
 
-NEXT_WINDOW = ("2026-03-21T15:00:00Z", "2026-03-21T17:00:00Z")
-GROCERY_ADD = (("eggs", 1), ("spinach", 2))
-
-
-def grocery_store(key: str) -> GroceryStore:
-    return next(s for s in GROCERY_STORES if s.key == key)
-
-
 StoreArg = Annotated[str, Field(description="Store name, e.g. 'Whole Foods Market'")]
 
 
@@ -600,16 +479,16 @@ class _Grocery(_Cart, category="groceries"):
         return f"{cls.id_prefix}_{store}_{start[5:7]}{start[8:10]}_{start[11:13]}00"
 
     @classmethod
-    def initial_state(cls) -> GroceryState:
+    def initial_state(cls, day: date = TODAY) -> GroceryState:
         stores, slots = {}, {}
-        for s in GROCERY_STORES:
+        for s in tables(day).grocery_stores:
             copy = s.model_copy(deep=True)
             for item in copy.items:
                 item.key = cls.product_id(f"{s.key}_{item.key}")
             stores[s.key] = copy
             for w in s.windows:
                 slots[cls.slot_id(s.key, w.start)] = (s.key, w.start, w.end, w.available)
-        return GroceryState(stores=stores, slots=slots, cart=cart_of(cls.name))
+        return GroceryState(stores=stores, slots=slots, cart=cart_of(cls.name, day))
 
     def _catalog(self) -> dict[str, Product]:
         return {item.key: item for s in self.state.stores.values() for item in s.items}
@@ -685,62 +564,6 @@ class _Grocery(_Cart, category="groceries"):
     def get_item(self, item_id: Annotated[str, Field(description="The item's id from search_items")]) -> dict[str, Any]:
         """One {item} by id: name, price and description."""
         return self._card(item_id, self._product(item_id))
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        wf = grocery_store("wf")
-        oat = next(i for i in wf.items if i.key == "oat_milk")
-        return [
-            Lookup(
-                topic="next_delivery_window",
-                request="When is the next available delivery window from Whole Foods Market?",
-                call=Call(cls.tool_of("get_delivery_slots"), {"store": wf.name}),
-                shows=[NEXT_WINDOW[0], NEXT_WINDOW[1]],
-                answer=["2026-03-21", "15:00", "17:00"],
-            ),
-            Lookup(
-                topic="oat_milk_price",
-                request="How much is Oatly barista oat milk at Whole Foods Market?",
-                call=Call(cls.tool_of("search_items"), {"store": wf.name, "query": "oat milk"}),
-                shows=[oat.name, shown(oat.price)],
-                answer=[shown(oat.price)],
-                pin=Call(cls.tool_of("get_item"), {cls.id_field: cls.product_id(f"wf_{oat.key}")}),
-                value_field="price",
-            ),
-        ]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        wf = grocery_store("wf")
-        names = {i.key: i.name for i in wf.items}
-        slots, search = cls.tool_of("get_delivery_slots"), cls.tool_of("search_items")
-        return [
-            Write(
-                topic="reserve_next_window",
-                request="Reserve the Whole Foods Market delivery window on Saturday, March 21, 2026 from 15:00 to "
-                "17:00.",
-                call=Call(
-                    cls.tool_of("reserve_delivery_slot"), {cls.arg_of("slot_id"): cls.slot_id(wf.key, NEXT_WINDOW[0])}
-                ),
-                readback=Call("get_reservation"),
-                before=[Call(slots, {"store": wf.name})],
-                landed=[NEXT_WINDOW[0]],
-                answer=["2026-03-21", "15:00"],
-            ),
-            Write(
-                topic="grocery_cart",
-                request="Add a dozen 365 organic brown eggs and two bags of organic baby spinach from Whole Foods "
-                "Market to my cart.",
-                call=Call(
-                    "add_to_cart",
-                    {"items": [{cls.id_field: cls.product_id(f"wf_{k}"), "quantity": q} for k, q in GROCERY_ADD]},
-                ),
-                readback=Call("get_cart"),
-                before=[Call(search, {"store": wf.name, "query": word}) for word in ("eggs", "spinach")],
-                landed=[names[GROCERY_ADD[0][0]], names[GROCERY_ADD[-1][0]]],
-                answer=[names[GROCERY_ADD[0][0]], names[GROCERY_ADD[-1][0]]],
-            ),
-        ]
 
 
 class Instacart(_Grocery, name="instacart", title="Instacart"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Annotated, Any, ClassVar, Protocol
 from zoneinfo import ZoneInfo
 
@@ -18,9 +18,8 @@ from pydantic import Field
 
 from undertow.env_core.services.base import Category, Service, peers
 from undertow.env_core.services.helpers import invalid, not_found, searched
-from undertow.env_core.services.histories import CALENDAR_EVENTS, CALENDARS, held
-from undertow.env_core.services.recipes import Call, Lookup, Write
-from undertow.env_core.services.seeds import CORRESPONDENTS, EVENTS, INBOX, SENT
+from undertow.env_core.services.histories import held, histories
+from undertow.env_core.services.seeds import TODAY, tables
 from undertow.env_core.services.states import (
     CalendarEvent,
     CalendarInfo,
@@ -81,18 +80,10 @@ def resolve_recipients(recipients: list[str], contacts: Sequence[Addressee]) -> 
     return resolved
 
 
-# the offsite agenda both mail recipes send; one list of recipients so that a partial write can cut it in half
-OFFSITE_TO = ["dana.whitfield@example.com", "jordan.lee@example.com", "sam.patel@example.com"]
-OFFSITE_SUBJECT = "Draft agenda: April 2 team offsite"
-OFFSITE_BODY = (
-    "Hi all, draft agenda for the April 2 offsite in the Redwood Room: 9:00 kickoff, 10:30 roadmap review, "
-    "12:00 lunch, 13:30 planning workshop, 16:00 wrap-up. Comments welcome."
-)
-
-
-def _seed_mail(prefix: str, contact_prefix: str) -> MailState:
+def _seed_mail(prefix: str, contact_prefix: str, day: date) -> MailState:
     user_name, user_email = "Alex Rivera", "alex.rivera@example.com"
-    names = {c.email: c.name for c in CORRESPONDENTS}
+    seeds = tables(day)
+    names = {c.email: c.name for c in seeds.correspondents}
     messages = [
         MailMessage(
             message_id=f"{prefix}_{m.key}",
@@ -104,7 +95,7 @@ def _seed_mail(prefix: str, contact_prefix: str) -> MailState:
             body=m.body,
             timestamp=m.received_at,
         )
-        for m in INBOX
+        for m in seeds.inbox
     ]
     messages += [
         MailMessage(
@@ -117,11 +108,11 @@ def _seed_mail(prefix: str, contact_prefix: str) -> MailState:
             body=m.body,
             timestamp=m.sent_at,
         )
-        for m in SENT
+        for m in seeds.sent
     ]
     contacts = [
         MailContact(contact_id=f"{contact_prefix}_{c.key}", name=c.name, email=c.email, note=c.note)
-        for c in CORRESPONDENTS
+        for c in seeds.correspondents
     ]
     return MailState(address=user_email, messages=messages, contacts=contacts)
 
@@ -135,8 +126,8 @@ class _Mail(Category, domain=DOMAIN, category="email"):
     forward_tag: ClassVar[str]
 
     @classmethod
-    def initial_state(cls) -> MailState:
-        return _seed_mail(cls.message_prefix, cls.contact_prefix)
+    def initial_state(cls, day: date = TODAY) -> MailState:
+        return _seed_mail(cls.message_prefix, cls.contact_prefix, day)
 
     def _message(self, message_id: str) -> MailMessage:
         for message in self.state.messages:
@@ -264,63 +255,6 @@ class _Mail(Category, domain=DOMAIN, category="email"):
         hits = [c.model_dump() for c in self.state.contacts if needle in c.name.lower() or needle in c.email]
         return {"contacts": hits}
 
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        prefix = cls.message_prefix
-        return [
-            Lookup(
-                topic="email_flight_confirmation",
-                request="Find my Delta flight confirmation email for the Chicago trip: what is the confirmation code "
-                "and when does the flight leave?",
-                call=Call("search_inbox", {"query": "Delta confirmation"}),
-                shows=["HX7Q2P", "DL 1184"],
-                answer=["HX7Q2P", "08:15"],
-                pin=Call("get_message", {"message_id": f"{prefix}_delta"}),
-            ),
-            Lookup(
-                topic="email_dentist_reminder",
-                request="When is my dentist appointment? Check the reminder email from Bright Smile Dental.",
-                call=Call("search_inbox", {"query": "Bright Smile appointment"}),
-                shows=["Dr. Okafor", "March 26"],
-                answer=["March 26", "3:30 PM"],
-                pin=Call("get_message", {"message_id": f"{prefix}_dentist"}),
-            ),
-            Lookup(
-                topic="email_rent_notice",
-                request="How much is April rent and when is the water being shut off, according to my landlord's "
-                "email?",
-                call=Call("search_inbox", {"query": "from:harborview rent"}),
-                shows=["2,850.00", "valve replacement"],
-                answer=["2,850.00", "March 24"],
-                pin=Call("get_message", {"message_id": f"{prefix}_landlord"}),
-            ),
-        ]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [
-            Write(
-                topic="email_offsite_agenda",
-                request="Email the draft agenda for the April 2 offsite to Dana Whitfield, Jordan Lee and Sam Patel "
-                f"with the subject '{OFFSITE_SUBJECT}'.",
-                call=Call("send_email", {"to": OFFSITE_TO, "subject": OFFSITE_SUBJECT, "body": OFFSITE_BODY}),
-                readback=Call("list_sent", {"limit": 10}),
-                landed=[OFFSITE_SUBJECT, "jordan.lee@example.com"],
-                answer=["Dana Whitfield", "Jordan Lee", "Sam Patel"],
-            ),
-            Write(
-                topic="email_forward_flight",
-                request="Forward my Delta flight confirmation for the Chicago trip to my sister Maria "
-                "(maria.rivera@example.com).",
-                call=Call(
-                    "forward_message", {"message_id": f"{cls.message_prefix}_delta", "to": ["maria.rivera@example.com"]}
-                ),
-                readback=Call("list_sent", {"limit": 10}),
-                landed=[f"{cls.forward_tag} Your flight confirmation HX7Q2P", "maria.rivera@example.com"],
-                answer=["HX7Q2P", "maria.rivera@example.com"],
-            ),
-        ]
-
 
 def _inbox_view(message: MailMessage) -> dict[str, Any]:
     return {
@@ -393,10 +327,11 @@ class _Calendar(Category, domain=DOMAIN, category="calendar"):
 
     @classmethod
     def primary_id(cls) -> str:
-        return next(c.calendar_id for c in held(CALENDARS, cls.name, CalendarInfo) if c.primary)
+        return next(c.calendar_id for c in held(histories().calendars, cls.name, CalendarInfo) if c.primary)
 
     @classmethod
-    def initial_state(cls) -> CalendarState:
+    def initial_state(cls, day: date = TODAY) -> CalendarState:
+        past = histories(day)
         events = [
             CalendarEvent(
                 event_id=f"{cls.event_prefix}_{e.key}",
@@ -407,11 +342,11 @@ class _Calendar(Category, domain=DOMAIN, category="calendar"):
                 location=e.location,
                 attendees=list(e.attendees),
             )
-            for e in EVENTS
+            for e in tables(day).events
         ]
         # the provider's own calendars' events: a holiday on the read-only one, so that a write to it is refused
-        events += held(CALENDAR_EVENTS, cls.name, CalendarEvent)
-        return CalendarState(calendars=held(CALENDARS, cls.name, CalendarInfo), events=events)
+        events += held(past.calendar_events, cls.name, CalendarEvent)
+        return CalendarState(calendars=held(past.calendars, cls.name, CalendarInfo), events=events)
 
     def _calendar(self, calendar_id: str) -> CalendarInfo:
         for calendar in self.state.calendars:
@@ -487,7 +422,7 @@ class _Calendar(Category, domain=DOMAIN, category="calendar"):
         event = self._event(event_id)
         if self._calendar(event.calendar_id).read_only:
             raise ToolExecutionError("events on a read-only calendar cannot be changed", "permission_denied")
-        for address in resolve_recipients(attendees, CORRESPONDENTS):
+        for address in resolve_recipients(attendees, tables(self.world.as_of).correspondents):
             if address not in event.attendees:
                 event.attendees.append(address)
         return self._invited(event, attendees)
@@ -549,59 +484,6 @@ class _Calendar(Category, domain=DOMAIN, category="calendar"):
             raise ToolExecutionError("events on a read-only calendar cannot be deleted", "permission_denied")
         self.state.events.remove(event)
         return {"event_id": event_id, "status": "deleted"}
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        primary, prefix = cls.primary_id(), cls.event_prefix
-        return [
-            Lookup(
-                topic="calendar_monday_agenda",
-                request="What meetings do I have on Monday, March 23, and where is the quarterly planning review?",
-                call=Call("list_events", {"calendar_id": primary, "date": "2026-03-23"}),
-                shows=["Team standup", "Quarterly planning review"],
-                answer=["Quarterly planning review", "10:00", "Conference Room 4B"],
-                pin=Call("get_event", {"event_id": f"{prefix}_planning"}),
-            ),
-            Lookup(
-                topic="calendar_dentist_time",
-                request="When is my dentist appointment on my calendar, and where?",
-                call=Call("search_events", {"query": "dentist"}),
-                shows=["Dr. Okafor", "2026-03-26T15:30"],
-                answer=["2026-03-26", "15:30", "1820 Fillmore St"],
-                pin=Call("get_event", {"event_id": f"{prefix}_dentist"}),
-            ),
-        ]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        primary, planning = cls.primary_id(), f"{cls.event_prefix}_planning"
-        invitees = ["dana.whitfield@example.com", "jordan.lee@example.com"]
-        return [
-            Write(
-                topic="calendar_block_taxes",
-                request="Block 2 to 4 PM on Wednesday, March 25 on my main calendar for 'Tax paperwork'.",
-                call=Call(
-                    "create_event",
-                    {
-                        "calendar_id": primary,
-                        cls.arg_of("title"): "Tax paperwork",
-                        "start": "2026-03-25T14:00",
-                        "end": "2026-03-25T16:00",
-                    },
-                ),
-                readback=Call("list_events", {"calendar_id": primary, "date": "2026-03-25"}),
-                landed=["Tax paperwork"],
-                answer=["Tax paperwork", "14:00", "16:00"],
-            ),
-            Write(
-                topic="calendar_invite_planning",
-                request="Invite Dana Whitfield and Jordan Lee to my quarterly planning review on Monday.",
-                call=Call(cls.tool_of("add_attendees"), {"event_id": planning, "attendees": invitees}),
-                readback=Call("get_event", {"event_id": planning}),
-                landed=list(invitees),
-                answer=["Quarterly planning review", *invitees],
-            ),
-        ]
 
 
 class GoogleCalendar(_Calendar, name="google_calendar", title="Google Calendar"):

@@ -8,23 +8,15 @@ fallback from one service to its counterpart reaches the same facts.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypedDict, get_args
+from datetime import date
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from undertow.env_core.services.base import Category, Service, peers
-from undertow.env_core.services.helpers import cancel, conflict, find, invalid, money, not_found, searched, shown
-from undertow.env_core.services.histories import (
-    BROKERAGE_ACCOUNTS,
-    MONEY_REQUESTS,
-    PAYMENT_ACCOUNTS,
-    PAYMENTS,
-    TRADE_ORDERS,
-    held,
-    standing,
-)
-from undertow.env_core.services.recipes import Call, Lookup, Write
-from undertow.env_core.services.seeds import PAYEES, QUOTES, Payee, Quote
+from undertow.env_core.services.helpers import cancel, conflict, find, invalid, money, not_found, searched
+from undertow.env_core.services.histories import held, histories, standing
+from undertow.env_core.services.seeds import TODAY, Quote, tables
 from undertow.env_core.services.states import Contact, Payment, PaymentsState, TradeOrder, TradingState
 from undertow.env_core.tools import ToolExecutionError, tool
 
@@ -33,23 +25,6 @@ DOMAIN = "payments & finance"
 
 # -------------------------------------------------------------------------------------------------------------------
 # Payments
-
-
-def person(key: str) -> Payee:
-    return next(p for p in PAYEES if p.key == key)
-
-
-class Transfer(TypedDict):
-    """A payment's or request's amount (US dollars) and note, as the tools take them."""
-
-    amount: float
-    note: str
-
-
-COWORKERS = ("jordan_lee", "sam_patel", "mei_chen", "luis_ortega")
-DANA_PAYMENT: Transfer = {"amount": 85.4, "note": "Concert tickets"}
-MEI_REQUEST: Transfer = {"amount": 32.75, "note": "Team lunch on Friday"}
-RAMEN_SPLIT: Transfer = {"amount": 19.72, "note": "Ramen House lunch"}
 
 
 ContactId = Annotated[str, Field(description="The contact's id, as the contact list returns it")]
@@ -72,7 +47,8 @@ class _Payments(Category, domain=DOMAIN, category="payments"):
         return f"{cls.id_prefix}_{key}"
 
     @classmethod
-    def initial_state(cls) -> PaymentsState:
+    def initial_state(cls, day: date = TODAY) -> PaymentsState:
+        past = histories(day)
         contacts = {
             cls.contact_id(p.key): Contact(
                 contact_id=cls.contact_id(p.key),
@@ -81,13 +57,13 @@ class _Payments(Category, domain=DOMAIN, category="payments"):
                 phone=p.phone,
                 username="@" + p.name.replace(" ", "-") if cls.usernames else None,
             )
-            for p in PAYEES
+            for p in tables(day).payees
         }
         return PaymentsState(
-            balance=standing(PAYMENT_ACCOUNTS, cls.name).balance,
+            balance=standing(past.payment_accounts, cls.name).balance,
             contacts=contacts,
-            payments={p.id: p for p in held(PAYMENTS, cls.name, Payment)},
-            requests={r.id: r for r in held(MONEY_REQUESTS, cls.name, Payment)},
+            payments={p.id: p for p in held(past.payments, cls.name, Payment)},
+            requests={r.id: r for r in held(past.money_requests, cls.name, Payment)},
         )
 
     def _contact_record(self, c: Contact) -> dict[str, Any]:
@@ -169,88 +145,6 @@ class _Payments(Category, domain=DOMAIN, category="payments"):
             made.append(self._record(request, "request_id"))
         return made
 
-    @classmethod
-    def _finding(cls, name: str) -> Call:
-        """The read that finds a person's id before a payment: a search by name, or the whole contact list."""
-        return Call(cls.finder) if cls.finder.startswith("list_") else Call(cls.finder, {"query": name})
-
-    @classmethod
-    def _contact_lookups(cls, call: str, by_id: bool, pin: str | None) -> list[Lookup]:
-        lookups = []
-        for key, topic in (("priya_nair", "priya_contact"), ("dana_whitfield", "dana_contact")):
-            p = person(key)
-            arguments = {cls.contact_field: cls.contact_id(key)} if by_id else {"query": p.name}
-            lookups.append(
-                Lookup(
-                    topic=topic,
-                    request=f"What email address and phone number do I have on file for {p.name}?",
-                    call=Call(call, arguments),
-                    shows=[p.name, p.email, p.phone],
-                    answer=[p.email, p.phone],
-                    pin=Call(pin, {cls.contact_field: cls.contact_id(key)}) if pin else None,
-                )
-            )
-        return lookups
-
-
-def _send_dana(cls: type[_Payments], call: str, readback: str) -> Write:
-    dana = person("dana_whitfield")
-    note = cls.note_field
-    return Write(
-        topic="send_dana",
-        request=f"Send ${DANA_PAYMENT['amount']:.2f} to Dana Whitfield for the concert tickets.",
-        call=Call(
-            call,
-            {cls.contact_field: cls.contact_id(dana.key), "amount": DANA_PAYMENT["amount"], note: DANA_PAYMENT["note"]},
-        ),
-        readback=Call(readback),
-        before=[cls._finding(dana.name)],
-        landed=[dana.name, shown(DANA_PAYMENT["amount"])],
-        answer=[dana.name, shown(DANA_PAYMENT["amount"])],
-    )
-
-
-def _request_mei(cls: type[_Payments], call: str, as_list: bool) -> Write:
-    mei = person("mei_chen")
-    who: Any = [cls.contact_id(mei.key)] if as_list else cls.contact_id(mei.key)
-    return Write(
-        topic="request_mei",
-        request=f"Request ${MEI_REQUEST['amount']:.2f} from Mei Chen for her share of Friday's team lunch.",
-        call=Call(
-            call,
-            {
-                ("contact_ids" if as_list else "contact_id"): who,
-                "amount": MEI_REQUEST["amount"],
-                "note": MEI_REQUEST["note"],
-            },
-        ),
-        readback=Call("list_requests"),
-        before=[cls._finding(mei.name)],
-        landed=[mei.name, shown(MEI_REQUEST["amount"])],
-        answer=[mei.name, shown(MEI_REQUEST["amount"])],
-    )
-
-
-def _split(cls: type[_Payments], call: str, amount_field: str) -> Write:
-    first, last = person(COWORKERS[0]), person(COWORKERS[-1])
-    return Write(
-        topic="split_ramen",
-        request=f"Request ${RAMEN_SPLIT['amount']:.2f} each from Jordan Lee, Sam Patel, Mei Chen and Luis Ortega "
-        "for their share of the Ramen House lunch.",
-        call=Call(
-            call,
-            {
-                "contact_ids": [cls.contact_id(k) for k in COWORKERS],
-                amount_field: RAMEN_SPLIT["amount"],
-                "note": RAMEN_SPLIT["note"],
-            },
-        ),
-        readback=Call("list_requests"),
-        before=[cls._finding("")],
-        landed=[first.name, last.name],
-        answer=[shown(RAMEN_SPLIT["amount"]), last.name],
-    )
-
 
 class _Requesting(_Payments):
     """A payment app that also requests money (Venmo, PayPal); its tool templates name ``{finder}``."""
@@ -329,14 +223,6 @@ class Zelle(_Payments, name="zelle", title="Zelle"):
         """The available balance and every transfer, newest first."""
         return self._history("transfers")
 
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        return cls._contact_lookups("search_recipients", by_id=False, pin="get_recipient")
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [_send_dana(cls, "send_transfer", "list_transfers")]
-
 
 FriendIds = Annotated[list[str], Field(description="Ids of the friends to ask, from list_contacts")]
 
@@ -399,14 +285,6 @@ class Venmo(_Requesting, name="venmo", title="Venmo"):
         """Split a bill: ask several Venmo friends for the same amount each."""
         return {"requests": self._request(contact_ids, amount_each, note)}
 
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        return cls._contact_lookups("get_contact", by_id=True, pin=None)
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [_request_mei(cls, "request_money", as_list=False), _split(cls, "request_split", "amount_each")]
-
 
 class PayPal(_Requesting, name="paypal", title="PayPal"):
     id_prefix = "pp"
@@ -456,37 +334,9 @@ class PayPal(_Requesting, name="paypal", title="PayPal"):
         """Ask one or more contacts to pay you the same amount each."""
         return {"requests": self._request(contact_ids, amount, note)}
 
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        return cls._contact_lookups("search_contacts", by_id=False, pin="get_contact")
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [
-            _send_dana(cls, "send_money", "list_activity"),
-            _request_mei(cls, "request_money", as_list=True),
-            _split(cls, "request_money", "amount"),
-        ]
-
 
 # -------------------------------------------------------------------------------------------------------------------
 # Trading
-
-
-class LimitOrder(TypedDict):
-    """A limit buy order's symbol, share count and limit price, as the order tools take them."""
-
-    symbol: str
-    quantity: int
-    limit_price: float
-
-
-VTI_ORDER: LimitOrder = {"symbol": "VTI", "quantity": 4, "limit_price": 279.85}
-CHIP_WATCHLIST = ["AMD", "TSM", "AVGO", "INTC"]
-
-
-def quote(symbol: str) -> Quote:
-    return next(q for q in QUOTES if q.symbol == symbol)
 
 
 SymbolArg = Annotated[str, Field(description="Ticker symbol, e.g. 'NVDA'")]
@@ -503,17 +353,22 @@ class _Trading(Category, domain=DOMAIN, category="trading"):
     state: TradingState
 
     @classmethod
-    def initial_state(cls) -> TradingState:
-        account = standing(BROKERAGE_ACCOUNTS, cls.name)
+    def initial_state(cls, day: date = TODAY) -> TradingState:
+        past = histories(day)
+        account = standing(past.brokerage_accounts, cls.name)
         return TradingState(
             buying_power=account.buying_power,
             positions=dict(account.positions),
-            orders={o.order_id: o for o in held(TRADE_ORDERS, cls.name, TradeOrder)},
+            orders={o.order_id: o for o in held(past.trade_orders, cls.name, TradeOrder)},
             watchlist=list(account.watchlist),
         )
 
+    def _quotes(self) -> tuple[Quote, ...]:
+        """The quotes of the world's day."""
+        return tables(self.world.as_of).quotes
+
     def _quote(self, symbol: str) -> Quote:
-        found = next((q for q in QUOTES if q.symbol == symbol.strip().upper()), None)
+        found = next((q for q in self._quotes() if q.symbol == symbol.strip().upper()), None)
         if found is None:
             raise not_found("symbol", symbol)
         return found
@@ -536,7 +391,7 @@ class _Trading(Category, domain=DOMAIN, category="trading"):
         words = q.split()
         hits = [
             {"symbol": x.symbol, "name": x.name, "kind": x.kind, "last_price": x.last_price}
-            for x in QUOTES
+            for x in self._quotes()
             if x.symbol.lower() == q or all(w in x.name.lower() for w in words)
         ]
         return {"query": query, "results": hits}
@@ -593,7 +448,7 @@ class _Trading(Category, domain=DOMAIN, category="trading"):
         order = find(self.state.orders, order_id, "order")
         cancel(order, "order", order_id, ("queued", "open"))
         if order.side == "buy":
-            price = order.limit_price or quote(order.symbol).last_price
+            price = order.limit_price or self._quote(order.symbol).last_price
             self.state.buying_power = money(self.state.buying_power + order.quantity * price)
         return {"order_id": order_id, "status": "cancelled"}
 
@@ -618,73 +473,12 @@ class _Trading(Category, domain=DOMAIN, category="trading"):
     @tool("readback", failure_hint="Shows only what persisted; re-add any symbol missing here.")
     def get_watchlist(self) -> dict[str, Any]:
         """The tickers on the {watchlist} with their latest prices."""
+        quotes = {q.symbol: q for q in self._quotes()}
         return {
             "symbols": [
-                {"symbol": s, "name": quote(s).name, "last_price": quote(s).last_price} for s in self.state.watchlist
+                {"symbol": s, "name": quotes[s].name, "last_price": quotes[s].last_price} for s in self.state.watchlist
             ]
         }
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        nvda, vti = quote("NVDA"), quote("VTI")
-        return [
-            Lookup(
-                topic="nvda_quote",
-                request="What is NVIDIA's latest share price?",
-                call=Call("get_quote", {"symbol": "NVDA"}),
-                shows=["NVDA", shown(nvda.last_price)],
-                answer=[shown(nvda.last_price)],
-                value_field="last_price",
-            ),
-            Lookup(
-                topic="total_market_fund",
-                request="What is the ticker of the Vanguard Total Stock Market ETF and what does it trade at?",
-                call=Call(cls.tool_of("search_instruments"), {"query": "Vanguard Total Stock Market"}),
-                shows=[vti.symbol, shown(vti.last_price)],
-                answer=[vti.symbol, shown(vti.last_price)],
-                pin=Call("get_quote", {"symbol": vti.symbol}),
-                value_field="last_price",
-            ),
-        ]
-
-    @classmethod
-    def _spelled(cls, arg: str, value: str) -> str:
-        """How the provider spells an option of one of its parameters (E*TRADE writes BUY for buy)."""
-        own = cls.arg_types.get(cls.arg_of(arg))
-        options: tuple[str, ...] = get_args(get_args(own)[0]) if own is not None else (value,)
-        return next(option for option in options if option.lower() == value)
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        vti_landed = [VTI_ORDER["symbol"], shown(VTI_ORDER["limit_price"])]
-        return [
-            Write(
-                topic="buy_vti",
-                request="Buy 4 shares of VTI with a limit price of $279.85.",
-                call=Call(
-                    "place_order",
-                    {
-                        "symbol": "VTI",
-                        cls.arg_of("side"): cls._spelled("side", "buy"),
-                        "quantity": VTI_ORDER["quantity"],
-                        cls.arg_of("order_type"): cls._spelled("order_type", "limit"),
-                        "limit_price": VTI_ORDER["limit_price"],
-                    },
-                ),
-                readback=Call("list_orders"),
-                before=[Call("get_quote", {"symbol": "VTI"})],
-                landed=vti_landed,
-                answer=vti_landed,
-            ),
-            Write(
-                topic="chip_watchlist",
-                request="Add AMD, TSM, AVGO and INTC to my watchlist.",
-                call=Call("add_to_watchlist", {"symbols": list(CHIP_WATCHLIST)}),
-                readback=Call("get_watchlist"),
-                landed=[CHIP_WATCHLIST[0], CHIP_WATCHLIST[-1]],
-                answer=[CHIP_WATCHLIST[0], CHIP_WATCHLIST[-1]],
-            ),
-        ]
 
 
 class Robinhood(_Trading, name="robinhood", title="Robinhood"):

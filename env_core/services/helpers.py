@@ -4,7 +4,6 @@ arguments tools take alike (order lines, times, search text)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
@@ -22,11 +21,6 @@ def money(value: Decimal | float) -> float:
     """Round to cents, half up (the way a receipt does), whatever the binary float says: the one rounding of every
     service."""
     return float(Decimal(str(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
-
-
-def shown(value: float) -> str:
-    """A number as a result's JSON writes it: the literal a recipe's answer looks for."""
-    return json.dumps(value)
 
 
 def invalid(message: str) -> ToolExecutionError:

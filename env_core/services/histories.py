@@ -10,17 +10,20 @@ the reference day like every seed record (:func:`~undertow.env_core.services.see
     {"service": "uber", "ride_id": "uber_ride_0311", "pickup": "Home", ..., "values": [
         {"as_of": "2026-03-14", "status": "completed"}]}
 
-A provider reads its records with :func:`held` (the state's records) or :func:`standing` (its one account line).
+A provider reads its records with :func:`held` (the state's records) or :func:`standing` (its one account line),
+from :class:`Histories`, every file as of one day: ``histories(day)``, its world's day (``World.as_of``), as the seed
+tables are read (:func:`~undertow.env_core.services.seeds.tables`).
 """
 
 from __future__ import annotations
 
 import functools
+from datetime import date
 from typing import TypeVar, cast
 
 from pydantic import BaseModel
 
-from undertow.env_core.services.seeds import DATA, Seed, read_seeds
+from undertow.env_core.services.seeds import DATA, TODAY, Seed, read_seeds
 from undertow.env_core.services.states import (
     CalendarEvent,
     CalendarInfo,
@@ -46,9 +49,9 @@ class Held(Seed):
     service: str
 
 
-def history(name: str, model: type[H]) -> tuple[H, ...]:
-    """The records of ``data/histories/<name>.jsonl`` as of today."""
-    return read_seeds(HISTORIES / f"{name}.jsonl", model)
+def history(name: str, model: type[H], day: date = TODAY) -> tuple[H, ...]:
+    """The records of ``data/histories/<name>.jsonl`` as of ``day``."""
+    return read_seeds(HISTORIES / f"{name}.jsonl", model, day)
 
 
 def held(records: tuple[Held, ...], service: str, model: type[R]) -> list[R]:
@@ -81,16 +84,6 @@ def past(record: type[BaseModel]) -> type[Past]:
     return cast(type[Past], type(f"Past{record.__name__}", (Past, record), {"__module__": __name__}))
 
 
-BOOKINGS = history("bookings", past(Reservation))  # stays no longer listed: their stay_id is "archived"
-RIDES = history("rides", past(Ride))
-FOOD_ORDERS = history("food_orders", past(FoodOrder))
-RETAIL_ORDERS = history("retail_orders", past(RetailOrder))
-PICKUP_ORDERS = history("pickup_orders", past(PickupOrder))  # its ready_at decides which slots may be reserved
-PAYMENTS = history("payments", past(Payment))
-MONEY_REQUESTS = history("money_requests", past(Payment))  # requests still open
-TRADE_ORDERS = history("trade_orders", past(TradeOrder))
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # The standing: what an account holds now
 
@@ -121,20 +114,14 @@ class SavedList(Held):
     saved: list[str]
 
 
-PAYMENT_ACCOUNTS = history("payment_accounts", PaymentAccount)
-BROKERAGE_ACCOUNTS = history("brokerage_accounts", BrokerageAccount)
-CARTS = history("carts", Cart)
-SAVED_LISTS = history("saved_lists", SavedList)
+def cart_of(service: str, day: date = TODAY) -> dict[str, int]:
+    """What is in the service's cart on ``day``."""
+    return dict(standing(histories(day).carts, service).cart)
 
 
-def cart_of(service: str) -> dict[str, int]:
-    """What is in the service's cart."""
-    return dict(standing(CARTS, service).cart)
-
-
-def saved_of(service: str) -> list[str]:
-    """The user's saved list at the service."""
-    return list(standing(SAVED_LISTS, service).saved)
+def saved_of(service: str, day: date = TODAY) -> list[str]:
+    """The user's saved list at the service on ``day``."""
+    return list(standing(histories(day).saved_lists, service).saved)
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -153,6 +140,37 @@ class PickupStore(Held, Store):
     dated = ("slots",)
 
 
-CALENDARS = history("calendars", Calendar)
-CALENDAR_EVENTS = history("calendar_events", CalendarFixture)
-PICKUP_STORES = history("pickup_stores", PickupStore)
+# -------------------------------------------------------------------------------------------------------------------
+# Every file as of one day
+
+
+class Histories:
+    """Every provider's records as of one day (``histories(day)``)."""
+
+    def __init__(self, day: date):
+        self.day = day
+        self.bookings = history("bookings", past(Reservation), day)  # stays no longer listed: stay_id "archived"
+        self.rides = history("rides", past(Ride), day)
+        self.food_orders = history("food_orders", past(FoodOrder), day)
+        self.retail_orders = history("retail_orders", past(RetailOrder), day)
+        # a pickup order's ready_at decides which slots may be reserved
+        self.pickup_orders = history("pickup_orders", past(PickupOrder), day)
+        self.payments = history("payments", past(Payment), day)
+        self.money_requests = history("money_requests", past(Payment), day)  # requests still open
+        self.trade_orders = history("trade_orders", past(TradeOrder), day)
+        self.payment_accounts = history("payment_accounts", PaymentAccount, day)
+        self.brokerage_accounts = history("brokerage_accounts", BrokerageAccount, day)
+        self.carts = history("carts", Cart, day)
+        self.saved_lists = history("saved_lists", SavedList, day)
+        self.calendars = history("calendars", Calendar, day)
+        self.calendar_events = history("calendar_events", CalendarFixture, day)
+        self.pickup_stores = history("pickup_stores", PickupStore, day)
+
+
+@functools.cache
+def histories(day: date = TODAY) -> Histories:
+    """Every provider's records as of ``day``, read once per day."""
+    return Histories(day)
+
+
+histories()  # today's, read when the package is imported: a malformed file fails there, naming itself

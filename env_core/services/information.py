@@ -10,6 +10,7 @@ tools and ids its own way over the shared tools of its category (:class:`_Review
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field
@@ -18,8 +19,7 @@ from undertow.env_core.services import weather
 from undertow.env_core.services.base import Category, Service, peers
 from undertow.env_core.services.helpers import add_new, invalid, normalized, not_found
 from undertow.env_core.services.histories import saved_of
-from undertow.env_core.services.recipes import Call, Lookup, Write
-from undertow.env_core.services.seeds import REVIEW_PLACES, REVIEWS, STORIES, NewsSection, ReviewPlace, Story
+from undertow.env_core.services.seeds import REVIEW_PLACES, TODAY, NewsSection, ReviewPlace, Story, tables
 from undertow.env_core.services.states import NewsState, Review, ReviewsState
 from undertow.env_core.tools import tool
 
@@ -30,16 +30,17 @@ DOMAIN = "information"
 # Reviews
 
 
-PLACE_BY_KEY = {place.key: place for place in REVIEW_PLACES}
+PLACE_BY_KEY = {place.key: place for place in REVIEW_PLACES}  # today's: a place's ids and name never change
 
 
-def _places_matching(query: str, location: str) -> list[ReviewPlace]:
+def _places_matching(query: str, location: str, day: date) -> list[ReviewPlace]:
+    """The places of ``day`` a search finds, best rated first."""
     words = normalized(query)
     if not words:
         raise invalid("query must not be empty")
     city = normalized(location).split(",")[0].strip()
     hits = []
-    for place in REVIEW_PLACES:
+    for place in tables(day).review_places:
         place_city = normalized(place.city).split(",")[0]
         if city and city not in place_city and place_city not in city:
             continue
@@ -72,7 +73,7 @@ class _Reviews(Category, domain=DOMAIN, category="reviews"):
     }
 
     @classmethod
-    def initial_state(cls) -> ReviewsState:
+    def initial_state(cls, day: date = TODAY) -> ReviewsState:
         shown = {"author", "rating", "date", "text"}  # the seed's fields a review shows as they are
         reviews = [
             Review(
@@ -81,16 +82,16 @@ class _Reviews(Category, domain=DOMAIN, category="reviews"):
                 helpful_count=r.helpful,
                 **r.model_dump(include=shown),
             )
-            for r in REVIEWS
+            for r in tables(day).reviews
         ]
-        return ReviewsState(reviews=reviews, votes=[], saved=saved_of(cls.name))
+        return ReviewsState(reviews=reviews, votes=[], saved=saved_of(cls.name, day))
 
     @classmethod
     def pid(cls, key: str) -> str:
         return PLACE_BY_KEY[key].ids[cls.provider]
 
     def _place(self, place_id: str) -> ReviewPlace:
-        for place in REVIEW_PLACES:
+        for place in tables(self.world.as_of).review_places:
             if place.ids[self.provider] == place_id.strip():
                 return place
         raise not_found(self.arg_of("place_id").removesuffix("_id"), place_id)
@@ -116,7 +117,8 @@ class _Reviews(Category, domain=DOMAIN, category="reviews"):
         location: CityArg,
     ) -> dict[str, Any]:
         """Search {places} by cuisine or name in a city; results carry {arg:place_id}, rating and {price}."""
-        return {self.listing: [self._view(place) for place in _places_matching(query, location)]}
+        found = _places_matching(query, location, self.world.as_of)
+        return {self.listing: [self._view(place) for place in found]}
 
     @tool("read", failure_hint="Ids are per provider; use a {arg:place_id} from {tool:search_places}.")
     def get_place(self, place_id: Annotated[str, Field(description="Place id, e.g. gp_martins")]) -> dict[str, Any]:
@@ -141,61 +143,6 @@ class _Reviews(Category, domain=DOMAIN, category="reviews"):
             raise invalid("give at least one id")
         places = [self._place(pid) for pid in place_ids]  # every id resolves before anything is saved
         return [PLACE_BY_KEY[key].name for key in add_new(self.state.saved, [place.key for place in places])]
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        martins, peg_leg = cls.pid("martins"), cls.pid("peg_leg")
-        search, query, id_field = cls.tool_of("search_places"), cls.arg_of("query"), cls.arg_of("place_id")
-        return [
-            Lookup(
-                topic="reviews_nashville_bbq",
-                request="Find BBQ restaurants in Nashville, TN for dinner and tell me how they're rated.",
-                call=Call(search, {query: "BBQ", "location": "Nashville, TN"}),
-                shows=["Martin's Bar-B-Que Joint", "Peg Leg Porker"],
-                answer=["Martin's Bar-B-Que Joint", "Peg Leg Porker"],
-                value_field="rating",
-            ),
-            Lookup(
-                topic="reviews_martins_details",
-                request="Look up Martin's Bar-B-Que Joint in Nashville: what's its rating and address?",
-                call=Call(search, {query: "Martin's Bar-B-Que Joint", "location": "Nashville, TN"}),
-                shows=["Martin's Bar-B-Que Joint", "4.6"],
-                answer=["4.6", "410 4th Ave S"],
-                pin=Call(cls.tool_of("get_place"), {id_field: martins}),
-                value_field="rating",
-            ),
-            Lookup(
-                topic="reviews_martins_brisket",
-                request="What are recent reviewers saying about the brisket at Martin's Bar-B-Que Joint in Nashville?",
-                call=Call("get_reviews", {id_field: martins}),
-                shows=["Dana K.", "brisket"],
-                answer=["peppery bark", "sold out"],
-            ),
-            Lookup(
-                topic="reviews_peg_leg_brisket",
-                request="Show me recent reviews of the brisket at Peg Leg Porker in Nashville.",
-                call=Call("get_reviews", {id_field: peg_leg}),
-                shows=["Chris B.", "brisket"],
-                answer=["pink ring", "sold out"],
-            ),
-        ]
-
-    @classmethod
-    def _save_write(cls, call: Call, readback: Call) -> Write:
-        """The recipe that saves both Nashville BBQ places (``call`` names them by ``bbq_ids``) to the user's list."""
-        return Write(
-            topic="reviews_save_bbq",
-            request="Save both Nashville BBQ spots, Martin's Bar-B-Que Joint and Peg Leg Porker, to my list for the "
-            "trip.",
-            call=call,
-            readback=readback,
-            landed=["Martin's Bar-B-Que Joint", "Peg Leg Porker"],
-            answer=["Martin's Bar-B-Que Joint", "Peg Leg Porker"],
-        )
-
-    @classmethod
-    def bbq_ids(cls) -> list[str]:
-        return [cls.pid("martins"), cls.pid("peg_leg")]
 
 
 class _Voting(_Reviews):
@@ -247,24 +194,6 @@ class _Voting(_Reviews):
 
     def _saved_list(self, cards: list[dict[str, Any]]) -> dict[str, Any]:
         return {"list": "Want to go", "places": cards}
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        review_id = f"{cls.review_prefix}_martins_1"
-        return [
-            Write(
-                topic="reviews_mark_helpful",
-                request="Mark Dana K.'s review of the brisket at Martin's Bar-B-Que Joint as helpful.",
-                call=Call(cls.tool_of("mark_helpful"), {"review_id": review_id}),
-                readback=Call(cls.tool_of("list_helpful_votes")),
-                landed=[review_id],
-                answer=["Dana K."],
-            ),
-            cls._save_write(
-                Call(cls.tool_of("save_places"), {cls.arg_of("place_ids"): cls.bbq_ids()}),
-                Call(cls.tool_of("get_saved_places")),
-            ),
-        ]
 
 
 class GoogleReviews(_Voting, name="google_reviews", title="Google Reviews"):
@@ -370,21 +299,9 @@ class Tripadvisor(_Reviews, name="tripadvisor", title="Tripadvisor"):
         self._check_trip(trip_id)
         return {"trip_id": self.trip_id, "name": self.trip_name, "items": [self._card(key) for key in self.state.saved]}
 
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [
-            cls._save_write(
-                Call("save_to_trip", {"trip_id": cls.trip_id, "location_ids": cls.bbq_ids()}),
-                Call("get_trip", {"trip_id": cls.trip_id}),
-            )
-        ]
-
 
 # -------------------------------------------------------------------------------------------------------------------
 # News
-
-
-STORY_BY_KEY = {story.key: story for story in STORIES}
 
 
 def _newest_first(stories: list[Story]) -> list[Story]:
@@ -399,15 +316,19 @@ class _News(Category, domain=DOMAIN, category="news"):
     article_prefix: ClassVar[str]
 
     @classmethod
-    def initial_state(cls) -> NewsState:
-        return NewsState(saved=saved_of(cls.name))
+    def initial_state(cls, day: date = TODAY) -> NewsState:
+        return NewsState(saved=saved_of(cls.name, day))
 
     @classmethod
     def aid(cls, key: str) -> str:
         return f"{cls.article_prefix}{key}"
 
+    def _stories(self) -> tuple[Story, ...]:
+        """The stories of the world's day."""
+        return tables(self.world.as_of).stories
+
     def _story(self, article_id: str) -> Story:
-        for story in STORIES:
+        for story in self._stories():
             if self.aid(story.key) == article_id.strip():
                 return story
         raise not_found("article", article_id)
@@ -429,13 +350,13 @@ class _News(Category, domain=DOMAIN, category="news"):
         terms = normalized(query).split()
         if not terms:
             raise invalid("query must not be empty")
-        hits = [s for s in STORIES if all(t in normalized(f"{s.title} {s.summary} {s.body}") for t in terms)]
+        hits = [s for s in self._stories() if all(t in normalized(f"{s.title} {s.summary} {s.body}") for t in terms)]
         return {self.arg_of("query"): query, "articles": [self._brief(s) for s in _newest_first(hits)]}
 
     @tool("read", failure_hint="Headlines are per section; check published_at to be sure a story is current.")
     def get_top_headlines(self, topic: Annotated[NewsSection, Field(description="News section")]) -> dict[str, Any]:
         """Top stories in one section, newest first."""
-        stories = _newest_first([s for s in STORIES if s.section == topic])
+        stories = _newest_first([s for s in self._stories() if s.section == topic])
         return {self.arg_of("topic"): topic, "articles": [self._brief(s) for s in stories]}
 
     @tool("readback", failure_hint="Ids are per provider; use an article_id from {tool:search_news} or {listing}.")
@@ -457,52 +378,8 @@ class _News(Category, domain=DOMAIN, category="news"):
     @tool("readback", failure_hint="{A_story} missing here was not saved, whatever save_articles answered.")
     def get_saved_articles(self) -> dict[str, Any]:
         """The user's saved stories."""
-        return {"articles": [{"article_id": self.aid(k), "title": STORY_BY_KEY[k].title} for k in self.state.saved]}
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        search, query = cls.tool_of("search_news"), cls.arg_of("query")
-        return [
-            Lookup(
-                topic="news_fed_decision",
-                request="What did the Federal Reserve decide on interest rates this week, and how did the vote go?",
-                call=Call(search, {query: "Federal Reserve"}),
-                shows=["3.50%-3.75%", "Fed holds rates steady"],
-                answer=["3.50%-3.75%", "10-2"],
-                concludes=["held"],
-                pin=Call("get_article", {"article_id": cls.aid("fed")}),
-            ),
-            Lookup(
-                topic="news_memphis_crest",
-                request="What's the latest news on the Mississippi River flooding in Memphis: how high will it crest?",
-                call=Call(search, {query: "Memphis crest"}),
-                shows=["39.2 feet", "Wolf River"],
-                answer=["39.2 feet", "Wolf River"],
-                pin=Call("get_article", {"article_id": cls.aid("memphis")}),
-            ),
-            Lookup(
-                topic="news_chip_plant",
-                request="Where is Northwind Semiconductor building its new chip plant, and how many jobs will it "
-                "create?",
-                call=Call(search, {query: "Northwind"}),
-                shows=["Northwind Semiconductor", "Ohio"],
-                answer=["Ohio", "1,800"],
-                pin=Call("get_article", {"article_id": cls.aid("chip")}),
-            ),
-        ]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [
-            Write(
-                topic="news_save_stories",
-                request="Save the Fed rate decision story and the Northwind chip plant story so I can read them later.",
-                call=Call("save_articles", {"article_ids": [cls.aid("fed"), cls.aid("chip")]}),
-                readback=Call("get_saved_articles"),
-                landed=[STORY_BY_KEY["fed"].title, STORY_BY_KEY["chip"].title],
-                answer=["Fed holds rates steady", "Northwind Semiconductor"],
-            )
-        ]
+        titles = {story.key: story.title for story in self._stories()}
+        return {"articles": [{"article_id": self.aid(k), "title": titles[k]} for k in self.state.saved]}
 
 
 class GoogleNews(_News, name="google_news", title="Google News"):

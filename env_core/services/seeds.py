@@ -13,10 +13,14 @@ older snapshots can sit beside today's. A model with no changing fields (a messa
 records, without ``values``. A line that is not such a record is a :class:`~undertow.env_core.errors.DataError`
 naming the file, the line and the field (``values.0.nightly_price``).
 
-Below the loader, the record models and the tables of every category (``STAYS``, ``RESTAURANTS``, ``LOCATIONS``,
-...), read once when the package is imported; counterpart services seed from the same table, so that a fallback
-reaches the same facts. What a provider keeps of its own is its module's (its ids) and
-:mod:`~undertow.env_core.services.histories`' (its history, its account: ``data/histories/``).
+Below the loader, the record models and :class:`Tables`, the tables of every category (``stays``, ``restaurants``,
+``locations``, ...) as of one day: ``tables(day)``, read once per day. A service reads the tables of its world's day
+(``World.as_of``): today's in an episode's world, an earlier day's in the world a ``stale`` fault reads from
+(``ServicesToolBox.snapshot``), where a record with no snapshot that early takes its earliest one (it existed; its
+history before that is unknown). Counterpart services seed from the same table, so that a fallback reaches the same
+facts. The upper-case names (``STAYS``, ``RESTAURANTS``, ``REVIEW_PLACES``) are today's tables. What a provider
+keeps of its own is its module's (its ids) and :mod:`~undertow.env_core.services.histories`' (its history, its
+account: ``data/histories/``).
 """
 
 from __future__ import annotations
@@ -30,10 +34,9 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from undertow.env_core.content import data_dir, read_records
 from undertow.env_core.errors import DataError
-from undertow.env_core.services.base import START
+from undertow.env_core.services.base import TODAY as TODAY  # the reference day, re-exported
 
 DATA = data_dir(__file__)
-TODAY = START.date()  # the reference day: the world an episode starts in is this day's
 
 S = TypeVar("S", bound="Seed")
 
@@ -66,8 +69,9 @@ def line_model(model: type[Seed]) -> type[BaseModel]:
 
 def read_seeds(path: Path, model: type[S], today: date = TODAY) -> tuple[S, ...]:
     """The records of a data file as ``model``, each with the values of its latest snapshot on or before ``today``
-    (file order). A malformed line, or a record with no snapshot by ``today``, is a DataError naming the file, the
-    line and the field."""
+    (file order). A malformed line is a DataError naming the file, the line and the field; so is a record with no
+    snapshot by ``today`` from the reference day on, while on an earlier day (a stale snapshot's) such a record takes
+    its earliest snapshot."""
     lines = read_records(path, line_model(model))
     if not model.dated:
         return tuple(lines)  # type: ignore[arg-type]  # line_model(model) is model itself
@@ -80,19 +84,21 @@ def read_seeds(path: Path, model: type[S], today: date = TODAY) -> tuple[S, ...]
                     f"two snapshots of {day.isoformat()}", file=str(path), line=number, field=f"values.{i}.as_of"
                 )
         snapshots = [s for s in line.values if s.as_of <= today]  # type: ignore[attr-defined]
-        if not snapshots:
+        if not snapshots and today >= TODAY:
             raise DataError(
                 f"no snapshot on or before {today.isoformat()}", file=str(path), line=number, field="values"
             )
-        latest = max(snapshots, key=lambda s: s.as_of)
+        # before the reference day a record not yet dated then still existed: its earliest values stand for it
+        earliest = min(line.values, key=lambda s: s.as_of)  # type: ignore[attr-defined]
+        latest = max(snapshots, key=lambda s: s.as_of) if snapshots else earliest
         stable = line.model_dump(exclude={"values"})
         records.append(model.model_validate({**stable, **latest.model_dump(exclude={"as_of"}, exclude_unset=True)}))
     return tuple(records)
 
 
-def table(name: str, model: type[S]) -> tuple[S, ...]:
-    """The records of ``data/<name>.jsonl`` as of today."""
-    return read_seeds(DATA / f"{name}.jsonl", model)
+def table(name: str, model: type[S], day: date = TODAY) -> tuple[S, ...]:
+    """The records of ``data/<name>.jsonl`` as of ``day``."""
+    return read_seeds(DATA / f"{name}.jsonl", model, day)
 
 
 def _line_numbers(path: Path) -> list[int]:
@@ -129,9 +135,6 @@ class Stay(Seed):
     check_out_time: str
 
 
-STAYS = table("stays", Stay)
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # Rides: the places both ride services know, the fare table, the drivers
 
@@ -166,11 +169,6 @@ class Driver(Seed):
     vehicle: str
 
 
-RIDE_PLACES = table("ride_places", Place)
-FARE_CLASSES = {fare_class.key: fare_class for fare_class in table("fare_classes", FareClass)}
-DRIVERS = table("drivers", Driver)
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # Payments: the people every payment service knows
 
@@ -183,9 +181,6 @@ class Payee(Seed):
     name: str
     email: str
     phone: str
-
-
-PAYEES = table("payment_contacts", Payee)
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -202,9 +197,6 @@ class Quote(Seed):
     last_price: float
     prev_close: float
     quote_time: str
-
-
-QUOTES = table("quotes", Quote)
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -233,9 +225,6 @@ class Restaurant(Seed):
     ids: dict[str, str]  # each service's id for the restaurant, by service name
 
 
-RESTAURANTS = table("restaurants", Restaurant)
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # Retail and groceries: the products, the grocery stores with their items and delivery windows
 
@@ -250,9 +239,6 @@ class Product(Seed):
     rating: float
     description: str
     in_stock: bool = True
-
-
-PRODUCTS = table("products", Product)
 
 
 class Window(_Part):
@@ -271,9 +257,6 @@ class GroceryStore(Seed):
     name: str
     items: list[Product]
     windows: list[Window]
-
-
-GROCERY_STORES = table("grocery_stores", GroceryStore)
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -307,11 +290,6 @@ class Sent(Seed):
     sent_at: str
 
 
-CORRESPONDENTS = table("mail_contacts", Correspondent)
-INBOX = table("inbox", Received)
-SENT = table("sent", Sent)
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # Calendars: the entries on the user's primary calendar
 
@@ -328,11 +306,8 @@ class Entry(Seed):
     attendees: list[str]
 
 
-EVENTS = table("events", Entry)
-
-
 # -------------------------------------------------------------------------------------------------------------------
-# Weather: the places forecast for, the facts the recipes rest on, the alerts
+# Weather: the places forecast for, the facts the scenarios rest on, the alerts
 
 
 class Location(Seed):
@@ -351,7 +326,7 @@ class Location(Seed):
 
 
 class ForecastFact(Seed):
-    """A day's forecast at a location that the recipes (and the paper's trace cards) rest on."""
+    """A day's forecast at a location that the scenarios (the workflows and the paper's trace cards) rest on."""
 
     dated = ("condition", "high_f", "low_f", "precip_chance")
     location: str
@@ -394,12 +369,6 @@ class Alert(Seed):
     instructions: str
 
 
-LOCATIONS = table("locations", Location)
-FORECAST_FACTS = {(f.location, f.date): f for f in table("forecast_facts", ForecastFact)}
-HOURLY_FACTS = {(f.location, f.date): f.spans for f in table("hourly_facts", HourlyFact)}  # Napa's Saturday storms
-ALERTS = table("alerts", Alert)
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # Reviews: the places reviewed (each with every provider's id) and their reviews
 
@@ -433,10 +402,6 @@ class ReviewSeed(Seed):
     helpful: int
 
 
-REVIEW_PLACES = table("review_places", ReviewPlace)
-REVIEWS = table("reviews", ReviewSeed)
-
-
 # -------------------------------------------------------------------------------------------------------------------
 # News: the stories both providers carry
 
@@ -456,4 +421,48 @@ class Story(Seed):
     body: str
 
 
-STORIES = table("stories", Story)
+# -------------------------------------------------------------------------------------------------------------------
+# Every table as of one day
+
+
+class Tables:
+    """The seed tables as of one day (``tables(day)``): each category's records with that day's values, and the
+    lookups built on them (fare classes by key, forecast facts by location and date)."""
+
+    def __init__(self, day: date):
+        self.day = day
+        self.stays = table("stays", Stay, day)
+        self.ride_places = table("ride_places", Place, day)
+        self.fare_classes = {fare_class.key: fare_class for fare_class in table("fare_classes", FareClass, day)}
+        self.drivers = table("drivers", Driver, day)
+        self.payees = table("payment_contacts", Payee, day)
+        self.quotes = table("quotes", Quote, day)
+        self.restaurants = table("restaurants", Restaurant, day)
+        self.products = table("products", Product, day)
+        self.grocery_stores = table("grocery_stores", GroceryStore, day)
+        self.correspondents = table("mail_contacts", Correspondent, day)
+        self.inbox = table("inbox", Received, day)
+        self.sent = table("sent", Sent, day)
+        self.events = table("events", Entry, day)
+        self.locations = table("locations", Location, day)
+        self.forecast_facts = {(f.location, f.date): f for f in table("forecast_facts", ForecastFact, day)}
+        # Napa's Saturday storms: hours whose condition differs from the day's
+        self.hourly_facts = {(f.location, f.date): f.spans for f in table("hourly_facts", HourlyFact, day)}
+        self.alerts = table("alerts", Alert, day)
+        self.review_places = table("review_places", ReviewPlace, day)
+        self.reviews = table("reviews", ReviewSeed, day)
+        self.stories = table("stories", Story, day)
+
+
+@functools.cache
+def tables(day: date = TODAY) -> Tables:
+    """The seed tables as of ``day``, read once per day (a service reads its world's: ``tables(world.as_of)``)."""
+    return Tables(day)
+
+
+# Today's tables, where a service needs a record that does not change from day to day (its ids, its name) outside
+# any world; a service at run time reads its world's day instead.
+_TODAY = tables()
+STAYS = _TODAY.stays
+RESTAURANTS = _TODAY.restaurants
+REVIEW_PLACES = _TODAY.review_places

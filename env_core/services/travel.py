@@ -26,11 +26,9 @@ from undertow.env_core.services.helpers import (
     money,
     not_found,
     searched,
-    shown,
 )
-from undertow.env_core.services.histories import BOOKINGS, RIDES, held, saved_of
-from undertow.env_core.services.recipes import Call, Lookup, Write
-from undertow.env_core.services.seeds import DRIVERS, FARE_CLASSES, RIDE_PLACES, STAYS, Place, Stay
+from undertow.env_core.services.histories import held, histories, saved_of
+from undertow.env_core.services.seeds import TODAY, Place, Stay, tables
 from undertow.env_core.services.states import LodgingState, Reservation, Ride, RidesState
 from undertow.env_core.tools import ToolExecutionError, tool
 
@@ -59,21 +57,6 @@ class StayDates(TypedDict):
     guests: int
 
 
-MANHATTAN: StayDates = {"check_in": "2026-04-07", "check_out": "2026-04-09", "guests": 2}
-LISBON: StayDates = {"check_in": "2026-05-14", "check_out": "2026-05-17", "guests": 2}
-
-
-def stay(key: str) -> Stay:
-    return next(s for s in STAYS if s.key == key)
-
-
-def _cheapest(city: str, where: str = "", kinds: tuple[str, ...] = ("hotel", "apartment")) -> Stay:
-    """The cheapest stay of ``kinds`` in a city (and an area naming ``where``)."""
-    return min(
-        (s for s in STAYS if s.city == city and where in s.area and s.kind in kinds), key=lambda s: s.nightly_price
-    )
-
-
 def _reservation(
     booking_id: str, stay_id: str, stay: Stay, dates: StayDates, nights: int, total: float, made: str
 ) -> Reservation:
@@ -91,15 +74,12 @@ BookingId = Annotated[str, Field(description="The booking's id")]
 
 
 class _Lodging(Category, domain=DOMAIN, category="lodging"):
-    """A lodging service; the tools' templates are Expedia's, and each provider says which of the shared recipes (by
-    topic) it serves. ``words``: ``stay`` and ``property`` (what it calls a place to stay), ``booking`` (what it
-    calls a booking), ``A_code`` (a booking's number), ``booked``."""
+    """A lodging service; the tools' templates are Expedia's. ``words``: ``stay`` and ``property`` (what it calls a
+    place to stay), ``booking`` (what it calls a booking), ``A_code`` (a booking's number), ``booked``."""
 
     state: LodgingState
     id_prefix: ClassVar[str]
     booking_prefix: ClassVar[str]
-    lookup_topics: ClassVar[tuple[str, ...]]
-    write_topics: ClassVar[tuple[str, ...]]
     kinds: ClassVar[tuple[str, ...]] = ("hotel", "apartment")
     words: ClassVar[dict[str, str]] = {"stay": "hotel", "property": "property"}
 
@@ -108,10 +88,10 @@ class _Lodging(Category, domain=DOMAIN, category="lodging"):
         return f"{cls.id_prefix}_{key}"
 
     @classmethod
-    def initial_state(cls) -> LodgingState:
+    def initial_state(cls, day: date = TODAY) -> LodgingState:
         return LodgingState(
-            stays={cls.stay_id(s.key): s.model_copy(deep=True) for s in STAYS if s.kind in cls.kinds},
-            bookings={b.booking_id: b for b in held(BOOKINGS, cls.name, Reservation)},
+            stays={cls.stay_id(s.key): s.model_copy(deep=True) for s in tables(day).stays if s.kind in cls.kinds},
+            bookings={b.booking_id: b for b in held(histories(day).bookings, cls.name, Reservation)},
         )
 
     def _stay(self, stay_id: str) -> Stay:
@@ -211,96 +191,6 @@ class _Lodging(Category, domain=DOMAIN, category="lodging"):
         """Every {booking} on the account."""
         return {"bookings": [self._shown_booking(b) for b in self.state.bookings.values()]}
 
-    @classmethod
-    def _cheapest_lookup(cls, topic: str, request: str, where: str, dates: StayDates, cheapest: Stay) -> Lookup:
-        """A recipe asking for the cheapest stay a search shows, pinned by its id."""
-        return Lookup(
-            topic=topic,
-            request=request,
-            call=Call(cls.tool_of("search_hotels"), {cls.arg_of("city"): where, **dates}),
-            shows=[cheapest.name, shown(cheapest.nightly_price)],
-            answer=[cheapest.name, shown(cheapest.nightly_price)],
-            concludes=["cheapest"],  # what the question asks, not only its values
-            pin=Call(cls.tool_of("get_hotel"), {cls.arg_of("hotel_id"): cls.stay_id(cheapest.key)}),
-            value_field="nightly_price",
-        )
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        loft = stay("alfama_loft")
-        by_topic = {
-            "manhattan_hotels": lambda: cls._cheapest_lookup(
-                "manhattan_hotels",
-                "Which is the cheapest hotel in Manhattan for two guests from April 7 to 9, 2026, and what is its "
-                "nightly rate?",
-                "Manhattan",
-                MANHATTAN,
-                _cheapest("New York, NY", "Manhattan", ("hotel",)),
-            ),
-            "lisbon_stay": lambda: cls._cheapest_lookup(
-                "lisbon_stay",
-                "Find the cheapest place to stay in Lisbon for two guests from May 14 to 17, 2026, and tell me its "
-                "nightly price.",
-                "Lisbon",
-                LISBON,
-                _cheapest("Lisbon, Portugal"),
-            ),
-            "stay_policy": lambda: Lookup(
-                topic="stay_policy",
-                request="What is the cancellation policy and the check-in time of the Alfama Riverside Loft in Lisbon?",
-                call=Call(cls.tool_of("get_hotel"), {cls.arg_of("hotel_id"): cls.stay_id(loft.key)}),
-                shows=[loft.cancellation_policy, loft.check_in_time],
-                answer=["7 days", loft.check_in_time],
-            ),
-        }
-        return [by_topic[topic]() for topic in cls.lookup_topics]
-
-    @classmethod
-    def _booking_write(cls, request: str, where: str, dates: StayDates, booked: Stay, nights: int) -> Write:
-        """A recipe booking one stay after a search, confirmed in the list of bookings."""
-        return Write(
-            topic=f"{where.lower()}_booking",
-            request=request,
-            call=Call(cls.tool_of("book_hotel"), {cls.arg_of("hotel_id"): cls.stay_id(booked.key), **dates}),
-            before=[Call(cls.tool_of("search_hotels"), {cls.arg_of("city"): where, **dates})],
-            readback=Call(cls.tool_of("list_bookings")),
-            landed=[booked.name, dates["check_in"]],
-            answer=[booked.name, shown(money(booked.nightly_price * nights))],
-        )
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        loft, studio = stay("alfama_loft"), stay("principe_real_studio")
-        by_topic = {
-            "manhattan_booking": lambda: cls._booking_write(
-                "Book The Manhattan Beacon Hotel for two guests from April 7 to 9, 2026.",
-                "Manhattan",
-                MANHATTAN,
-                stay("manhattan_beacon"),
-                2,
-            ),
-            "lisbon_booking": lambda: cls._booking_write(
-                "Book the Alfama Riverside Loft in Lisbon for two guests from May 14 to 17, 2026.",
-                "Lisbon",
-                LISBON,
-                loft,
-                3,
-            ),
-            "lisbon_shortlist": lambda: Write(
-                topic="lisbon_shortlist",
-                request="Save the Alfama Riverside Loft and the Principe Real Studio in Lisbon to my saved list.",
-                call=Call(
-                    cls.tool_of("save_hotels"),
-                    {cls.arg_of("hotel_ids"): [cls.stay_id(loft.key), cls.stay_id(studio.key)]},
-                ),
-                before=[Call(cls.tool_of("search_hotels"), {cls.arg_of("city"): "Lisbon", **LISBON})],
-                readback=Call(cls.tool_of("get_saved_hotels")),
-                landed=[loft.name, studio.name],
-                answer=[loft.name, studio.name],
-            ),
-        }
-        return [by_topic[topic]() for topic in cls.write_topics]  # built on demand: not every site saves
-
 
 HotelIds = Annotated[list[str], Field(description="Ids of the properties to save, from search_hotels")]
 
@@ -347,8 +237,6 @@ class Booking(_Lodging, name="booking", title="Booking.com"):
         "booking_list_bookings.",
         "list_bookings": "Shows only what persisted; a booking missing here did not go through.",
     }
-    lookup_topics = ("manhattan_hotels", "lisbon_stay")
-    write_topics = ("manhattan_booking", "lisbon_booking")
 
     @tool(
         "write", failure_hint="Non-refundable bookings cannot be cancelled; check the status with booking_get_booking."
@@ -377,8 +265,6 @@ class Expedia(_Saving, name="expedia", title="Expedia"):
         "list": "saved list",
         "resave": "re-save",
     }
-    lookup_topics = ("manhattan_hotels", "stay_policy")
-    write_topics = ("manhattan_booking", "lisbon_shortlist")
 
 
 class Airbnb(_Saving, name="airbnb", title="Airbnb"):
@@ -418,8 +304,6 @@ class Airbnb(_Saving, name="airbnb", title="Airbnb"):
     hints: ClassVar[dict[str, str]] = {
         "get_reservation": "A missing reservation is a not_found error; see airbnb_list_reservations."
     }
-    lookup_topics = ("lisbon_stay", "stay_policy")
-    write_topics = ("lisbon_booking", "lisbon_shortlist")
 
 
 # -------------------------------------------------------------------------------------------------------------------
@@ -437,14 +321,11 @@ def route(a: Place, b: Place) -> tuple[float, int]:
     return miles, round(miles * 2.1 + 5)
 
 
-def fare(fare_class: str, a: Place, b: Place) -> float:
-    fc = FARE_CLASSES[fare_class]
+def fare(fare_class: str, a: Place, b: Place, day: date = TODAY) -> float:
+    """The fare of a ride of ``fare_class`` between two places, by the fare table of ``day``."""
+    fc = tables(day).fare_classes[fare_class]
     miles, minutes = route(a, b)
     return money(max(fc.minimum, fc.base + fc.per_mile * miles + fc.per_minute * minutes))
-
-
-def place(key: str) -> Place:
-    return next(p for p in RIDE_PLACES if p.key == key)
 
 
 PickupArg = Annotated[str, Field(description="Pickup place or address, e.g. 'SFO' or 'Ferry Building'")]
@@ -467,16 +348,17 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
         super().__init_subclass__(**kwargs)
 
     @classmethod
-    def initial_state(cls) -> RidesState:
-        rides = {r.ride_id: r for r in held(RIDES, cls.name, Ride)}
-        return RidesState(rides=rides, saved_places=saved_of(cls.name))
+    def initial_state(cls, day: date = TODAY) -> RidesState:
+        rides = {r.ride_id: r for r in held(histories(day).rides, cls.name, Ride)}
+        return RidesState(rides=rides, saved_places=saved_of(cls.name, day))
 
     def _place(self, text: str) -> Place:
         q = re.sub(r"[^a-z0-9 ]+", " ", text.lower())
         q = " ".join(q.split())
         if not q:
             raise invalid("name a place or address")
-        hits = [p for p in RIDE_PLACES if any(q == a or q in a or a in q for a in p.aliases)]
+        known = tables(self.world.as_of).ride_places
+        hits = [p for p in known if any(q == a or q in a or a in q for a in p.aliases)]
         if len(hits) > 1:
             names = ", ".join(p.name for p in hits)
             raise ToolExecutionError(f"{text!r} matches several places ({names}); be more specific", "ambiguous")
@@ -491,13 +373,14 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
         if a.key == b.key:
             raise invalid("pickup and dropoff are the same place")
         miles, minutes = route(a, b)
+        day = self.world.as_of
         return {
             "pickup": a.name,
             "dropoff": b.name,
             "distance_miles": miles,
             "duration_min": minutes,
             "options": [
-                {"product": product, "fare": fare(fc, a, b), "seats": FARE_CLASSES[fc].seats}
+                {"product": product, "fare": fare(fc, a, b, day), "seats": tables(day).fare_classes[fc].seats}
                 for product, fc in self.products.items()
             ],
         }
@@ -513,13 +396,14 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
         active = [r for r in self.state.rides.values() if r.status == "driver_assigned"]
         if active:
             raise conflict(f"ride {active[0].ride_id} is still active; cancel it first")
-        driver = DRIVERS[len(self.state.rides) % len(DRIVERS)]
+        drivers = tables(self.world.as_of).drivers
+        driver = drivers[len(self.state.rides) % len(drivers)]
         ride = Ride(
             ride_id=self.world.new_id(self.id_prefix),
             pickup=a.name,
             dropoff=b.name,
             product=product,
-            fare=fare(self.products[product], a, b),
+            fare=fare(self.products[product], a, b, self.world.as_of),
             status="driver_assigned",
             driver=driver.name,
             vehicle=driver.vehicle,
@@ -559,62 +443,13 @@ class _Rides(Category, domain=DOMAIN, category="rides"):
     @tool("readback", failure_hint="Shows only what persisted; re-save any place missing here.")
     def get_saved_places(self) -> dict[str, Any]:
         """The user's saved places with their addresses."""
+        known = {p.key: p for p in tables(self.world.as_of).ride_places}
         return {
             "places": [
-                {"place_id": key, "name": place(key).name, "address": place(key).address}
+                {"place_id": key, "name": known[key].name, "address": known[key].address}
                 for key in self.state.saved_places
             ]
         }
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        sfo, moscone, square, arena = place("sfo"), place("moscone"), place("union_square"), place("chase_center")
-        airport_fare, airport_min = fare("standard", sfo, moscone), route(sfo, moscone)[1]
-        arena_fare = fare("standard", square, arena)
-        return [
-            Lookup(
-                topic="airport_fare",
-                request="How much would a standard ride from SFO to the Moscone Center cost, and how long is the "
-                "drive?",
-                call=Call("get_fare_estimates", {"pickup": "SFO", "dropoff": "Moscone Center"}),
-                shows=[shown(airport_fare), f'"duration_min": {airport_min}'],
-                answer=[shown(airport_fare), str(airport_min)],
-                value_field="fare",
-            ),
-            Lookup(
-                topic="arena_fare",
-                request="What does a standard ride from Union Square to Chase Center cost right now?",
-                call=Call("get_fare_estimates", {"pickup": "Union Square", "dropoff": "Chase Center"}),
-                shows=[shown(arena_fare)],
-                answer=[shown(arena_fare)],
-                value_field="fare",
-            ),
-        ]
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        sfo, moscone = place("sfo"), place("moscone")
-        standard = next(product for product, fc in cls.products.items() if fc == "standard")
-        return [
-            Write(
-                topic="airport_ride",
-                request="Get me a standard ride from SFO to the Moscone Center.",
-                call=Call("request_ride", {"pickup": "SFO", "dropoff": "Moscone Center", "product": standard}),
-                before=[Call("get_fare_estimates", {"pickup": "SFO", "dropoff": "Moscone Center"})],
-                readback=Call("list_rides"),
-                landed=[moscone.name, sfo.name],
-                answer=[moscone.name, shown(fare("standard", sfo, moscone))],
-                concludes=["booked"],
-            ),
-            Write(
-                topic="save_places",
-                request="Save the Moscone Center and Chase Center to my saved places.",
-                call=Call("add_saved_places", {"places": ["Moscone Center", "Chase Center"]}),
-                readback=Call("get_saved_places"),
-                landed=["Moscone Center", "Chase Center"],
-                answer=["Moscone Center", "Chase Center"],
-            ),
-        ]
 
 
 class Uber(_Rides, name="uber", title="Uber"):

@@ -1,13 +1,15 @@
 """Weather services: Weather.com, Yahoo Weather, AccuWeather and the National Weather Service.
 
-The four forecast from one table (``FORECASTS``: seeded noise around each location's normals, with the facts the
-recipes rest on from ``data/forecast_facts.jsonl``) and know the same alerts (``data/alerts.jsonl``), so a
-fallback from one provider to another reaches the same answer. Every forecast carries a fixed ``generated_at``;
-reads never show the clock.
+The four forecast from one table (``forecasts(day)``: ten days from the world's day, seeded noise around each
+location's normals, with the facts the scenarios rest on from ``data/forecast_facts.jsonl``) and know the same alerts
+(``data/alerts.jsonl``), so a fallback from one provider to another reaches the same answer. Every forecast carries
+a fixed ``generated_at``; reads never show the clock. In a world of an earlier day (what a ``stale`` fault reads)
+the forecast is the one issued then: its ten days start that day, with that day's facts and normals.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 from datetime import date as Date
 from datetime import timedelta
@@ -18,13 +20,11 @@ from pydantic import Field
 from undertow.env_core.services.base import Category, peers
 from undertow.env_core.services.helpers import add_new, conflict, invalid, normalized, not_found
 from undertow.env_core.services.histories import saved_of
-from undertow.env_core.services.recipes import Call, Lookup, Write
-from undertow.env_core.services.seeds import ALERTS, FORECAST_FACTS, HOURLY_FACTS, LOCATIONS, Alert, Location
+from undertow.env_core.services.seeds import TODAY, Alert, Location, tables
 from undertow.env_core.services.states import FavoritesState, NoState, SavedLocationsState
 from undertow.env_core.tools import tool
 
 DOMAIN = "information"
-FIRST_DAY = Date(2026, 3, 20)  # the simulated clock's day (a Friday)
 FORECAST_DAYS = 10
 SEVERITIES = ("Extreme", "Severe", "Moderate", "Minor")  # most severe first
 
@@ -32,20 +32,40 @@ SEVERITIES = ("Extreme", "Severe", "Moderate", "Minor")  # most severe first
 _PRECIP = {"Sunny": 5, "Mostly Sunny": 10, "Partly Cloudy": 15, "Cloudy": 25, "Showers": 55, "Rain": 70}
 
 
-def _build_forecasts() -> dict[str, list[dict[str, Any]]]:
-    """Ten days at every location: seeded noise around its normals, the facts where there are facts."""
-    rng = random.Random(20260320)
+Draw = tuple[str, int, int, int]  # a day's seeded condition and offsets of its high, low and chance of rain
+
+
+@functools.cache
+def _draws(issued: Date) -> dict[tuple[str, str], Draw]:
+    """The seeded draws of the forecast issued on ``issued``, by location key and date: one random stream seeded by
+    the day (20260320 today), location by location, day by day."""
+    rng = random.Random(int(issued.strftime("%Y%m%d")))
     pool = ["Sunny", "Mostly Sunny", "Partly Cloudy", "Partly Cloudy", "Cloudy", "Showers", "Rain"]
+    draws: dict[tuple[str, str], Draw] = {}
+    for location in tables(issued).locations:
+        for offset in range(FORECAST_DAYS):
+            day = (issued + timedelta(days=offset)).isoformat()
+            draws[(location.key, day)] = (rng.choice(pool), rng.randint(-4, 4), rng.randint(-3, 3), rng.randint(-5, 5))
+    return draws
+
+
+@functools.cache
+def forecasts(issued: Date = TODAY) -> dict[str, list[dict[str, Any]]]:
+    """The forecast issued on ``issued``: ten days from that day at every location, seeded noise around the
+    location's normals, the facts of that day where there are facts. A day that today's forecast covers keeps
+    today's draw, so an earlier forecast differs from today's only where the data's older snapshots do (and in the
+    days before today it covers)."""
+    today, own = _draws(TODAY), _draws(issued)
+    seeds = tables(issued)
     table: dict[str, list[dict[str, Any]]] = {}
-    for location in LOCATIONS:
+    for location in seeds.locations:
         days = []
         for offset in range(FORECAST_DAYS):
-            day = FIRST_DAY + timedelta(days=offset)
-            condition = rng.choice(pool)
-            high = location.high + rng.randint(-4, 4)
-            low = location.low + rng.randint(-3, 3)
-            precip = _PRECIP[condition] + rng.randint(-5, 5)
-            fact = FORECAST_FACTS.get((location.key, day.isoformat()))
+            day = issued + timedelta(days=offset)
+            key = (location.key, day.isoformat())
+            condition, high_off, low_off, precip_off = today.get(key) or own[key]
+            high, low, precip = location.high + high_off, location.low + low_off, _PRECIP[condition] + precip_off
+            fact = seeds.forecast_facts.get(key)
             if fact:
                 condition, high, low, precip = fact.condition, fact.high_f, fact.low_f, fact.precip_chance
             days.append(
@@ -62,12 +82,12 @@ def _build_forecasts() -> dict[str, list[dict[str, Any]]]:
     return table
 
 
-FORECASTS = _build_forecasts()
+FORECASTS = forecasts()  # today's
 
 
-def _hourly(key: str, day: dict[str, Any]) -> list[dict[str, Any]]:
-    """24 hourly points derived from the day: coolest near dawn, warmest mid-afternoon."""
-    spans = HOURLY_FACTS.get((key, day["date"]), [])
+def _hourly(key: str, day: dict[str, Any], issued: Date = TODAY) -> list[dict[str, Any]]:
+    """24 hourly points derived from the day: coolest near dawn, warmest mid-afternoon (the facts of ``issued``)."""
+    spans = tables(issued).hourly_facts.get((key, day["date"]), [])
     hours = []
     for hour in range(24):
         if 5 <= hour <= 15:
@@ -91,23 +111,25 @@ def _hourly(key: str, day: dict[str, Any]) -> list[dict[str, Any]]:
     return hours
 
 
-def _location(text: str) -> Location:
-    """The location a name refers to ("Napa Valley", "napa, ca", "Maui"); an unknown name is not_found."""
+def _location(text: str, day: Date = TODAY) -> Location:
+    """The location a name refers to ("Napa Valley", "napa, ca", "Maui"), as of ``day``; an unknown name is
+    not_found."""
     wanted = normalized(text).removesuffix(", usa").removesuffix(", us")
     if wanted:
-        for location in LOCATIONS:
+        for location in tables(day).locations:
             name = normalized(location.name)
             if wanted in (name, name.split(",")[0], *location.aliases):
                 return location
     raise not_found("location", text)
 
 
-def _locations_matching(query: str) -> list[Location]:
-    """The locations whose name or an alias contains the query (a provider's location search)."""
+def _locations_matching(query: str, day: Date) -> list[Location]:
+    """The locations whose name or an alias contains the query (a provider's location search), as of ``day``."""
     needle = normalized(query)
     if not needle:
         raise invalid("query must not be empty")
-    return [loc for loc in LOCATIONS if needle in normalized(loc.name) or any(needle in a for a in loc.aliases)]
+    known = tables(day).locations
+    return [loc for loc in known if needle in normalized(loc.name) or any(needle in a for a in loc.aliases)]
 
 
 def _day_range(days: int) -> int:
@@ -116,14 +138,12 @@ def _day_range(days: int) -> int:
     return days
 
 
-def _forecast_day(key: str, date: str) -> dict[str, Any]:
-    for day in FORECASTS[key]:
+def _forecast_day(key: str, date: str, issued: Date = TODAY) -> dict[str, Any]:
+    for day in forecasts(issued)[key]:
         if day["date"] == date.strip():
             return day
-    last = FIRST_DAY + timedelta(days=FORECAST_DAYS - 1)
-    raise invalid(
-        f"no forecast for {date!r}: forecasts cover {FIRST_DAY.isoformat()} to {last.isoformat()} (YYYY-MM-DD)"
-    )
+    last = issued + timedelta(days=FORECAST_DAYS - 1)
+    raise invalid(f"no forecast for {date!r}: forecasts cover {issued.isoformat()} to {last.isoformat()} (YYYY-MM-DD)")
 
 
 def _alert_brief(alert: Alert, alert_id: str) -> dict[str, Any]:
@@ -155,15 +175,6 @@ DateArg = Annotated[str, Field(description="Local date, YYYY-MM-DD")]
 LocationKeyArg = Annotated[str, Field(description="Location key from search_locations, or a place name")]
 AlertDetailsId = Annotated[str, Field(description="Alert id from get_alerts, e.g. alert_memphis_flood")]
 
-# the save recipes, by the places they save: topic and request
-SAVES = {
-    ("Maui",): ("weather_save_maui", "Save Maui to my weather favorites so I can keep an eye on it this week."),
-    ("Maui", "Bali"): (
-        "weather_save_maui_bali",
-        "Save Maui and Bali to my weather favorites so I can compare their forecasts throughout the week.",
-    ),
-}
-
 
 class _Weather(Category, domain=DOMAIN, category="weather"):
     """A weather provider. Its hourly forecast is shared; ``_place`` resolves the place a call names (a provider
@@ -171,10 +182,9 @@ class _Weather(Category, domain=DOMAIN, category="weather"):
 
     generated_at: ClassVar[str] = "2026-03-20T05:00:00Z"
     alert_prefix: ClassVar[str] = ""
-    alert_tool: ClassVar[str] = ""  # the tool that shows one alert's full text by id ("": no alert recipes)
 
     def _place(self, text: str) -> Location:
-        return _location(text)
+        return _location(text, self.world.as_of)
 
     def _forecast_ref(self, location: Location) -> dict[str, Any]:
         return {}
@@ -183,20 +193,20 @@ class _Weather(Category, domain=DOMAIN, category="weather"):
         return {
             "location": location.name,
             "generated_at": self.generated_at,
-            "days": [dict(day) for day in FORECASTS[location.key][: _day_range(days)]],
+            "days": [dict(day) for day in forecasts(self.world.as_of)[location.key][: _day_range(days)]],
         }
 
     @tool("read", failure_hint="Make sure the hours returned are for the date you asked about.")
     def get_hourly_forecast(self, location: LocationArg, date: DateArg) -> dict[str, Any]:
         """Hour-by-hour forecast for one date at a location (temperature, condition, chance of precipitation)."""
         place = self._place(location)
-        day = _forecast_day(place.key, date)
+        day = _forecast_day(place.key, date, self.world.as_of)
         return {
             **self._forecast_ref(place),
             "location": place.name,
             "date": day["date"],
             "generated_at": self.generated_at,
-            "hours": _hourly(place.key, day),
+            "hours": _hourly(place.key, day, self.world.as_of),
         }
 
     def _alerts(self, text: str, field: str = "location") -> dict[str, Any]:
@@ -204,11 +214,15 @@ class _Weather(Category, domain=DOMAIN, category="weather"):
         place = self._place(text)
         return {
             field: place.name,
-            "alerts": [_alert_brief(a, self.alert_id(a)) for a in ALERTS if a.location == place.key],
+            "alerts": [_alert_brief(a, self.alert_id(a)) for a in self._alert_table() if a.location == place.key],
         }
 
+    def _alert_table(self) -> tuple[Alert, ...]:
+        """The alerts of the world's day."""
+        return tables(self.world.as_of).alerts
+
     def _remove(self, saved: list[str], location: str, what: str) -> dict[str, Any]:
-        name = _location(location).name
+        name = _location(location, self.world.as_of).name
         if name not in saved:
             raise not_found(what, location)
         saved.remove(name)
@@ -219,89 +233,10 @@ class _Weather(Category, domain=DOMAIN, category="weather"):
         return f"{cls.alert_prefix}{alert.key}"
 
     def _alert_details(self, alert_id: str) -> dict[str, Any]:
-        for alert in ALERTS:
+        for alert in self._alert_table():
             if self.alert_id(alert) == alert_id.strip():
                 return _alert_full(alert, alert_id.strip())
         raise not_found("alert", alert_id)
-
-    @classmethod
-    def _daily_call(cls, location: str) -> Call:
-        """The call that serves a week's daily forecast for a place (the recipes' daily lookups)."""
-        return Call("get_daily_forecast", {"location": location, "days": 7})
-
-    @classmethod
-    def _napa_pin(cls) -> Call | None:
-        return None
-
-    @classmethod
-    def _memphis_alert_calls(cls) -> tuple[Call, Call, Call] | None:
-        """The calls of the Memphis alert recipes: the alert list, the alert's details by id (the list's pin) and
-        the details lookup's call; None where the provider has no alerts."""
-        if not cls.alert_tool:
-            return None
-        details = Call(cls.alert_tool, {"alert_id": f"{cls.alert_prefix}memphis_flood"})
-        return Call("get_alerts", {"location": "Memphis, TN"}), details, details
-
-    @classmethod
-    def lookups(cls) -> list[Lookup]:
-        lookups = [
-            Lookup(
-                topic="weather_napa_saturday",
-                request="We have an outdoor wedding in Napa Valley this Saturday, March 21. Will it storm, and should "
-                "we rent a rain tent?",
-                call=cls._daily_call("Napa Valley, CA"),
-                shows=["2026-03-21", "Thunderstorms"],
-                answer=["Thunderstorms", "80"],
-                pin=cls._napa_pin(),
-                value_field="precip_chance",
-            ),
-            Lookup(
-                topic="weather_napa_saturday_hourly",
-                request="What time on Saturday, March 21 do thunderstorms start in Napa Valley? The ceremony is "
-                "outdoors.",
-                call=Call("get_hourly_forecast", {"location": "Napa Valley, CA", "date": "2026-03-21"}),
-                shows=["2026-03-21T13:00", "Thunderstorms"],
-                answer=["Thunderstorms", "13:00"],
-                value_field="precip_chance",
-            ),
-            Lookup(
-                topic="weather_maui_tuesday",
-                request="What's the weather forecast for Maui on Tuesday, March 24: conditions and the high?",
-                call=cls._daily_call("Maui, HI"),
-                shows=["2026-03-24", "Partly Cloudy"],
-                answer=["Partly Cloudy", "82"],
-                value_field="high_f",
-            ),
-        ]
-        alert_calls = cls._memphis_alert_calls()
-        if alert_calls:
-            listing, pin, details = alert_calls
-            lookups += [
-                Lookup(
-                    topic="weather_memphis_flood_alert",
-                    request="Are there any weather alerts for Memphis, TN right now? Summarize the most serious one.",
-                    call=listing,
-                    shows=["Flood Warning", "Severe"],
-                    answer=["Flood Warning", "Wolf River"],
-                    pin=pin,
-                ),
-                Lookup(
-                    topic="weather_memphis_flood_details",
-                    request="Pull the full details of the flood warning for Memphis: which zones are affected and how "
-                    "high is the Mississippi expected to crest?",
-                    call=details,
-                    shows=["TNZ088", "39.2 ft"],
-                    answer=["Shelby County", "39.2 ft"],
-                ),
-            ]
-        return lookups
-
-    @classmethod
-    def _save_write(cls, places: tuple[str, ...], call: Call, readback: Call) -> Write:
-        """The recipe that saves ``places`` (a key of ``SAVES``) to the user's favorites with ``call``."""
-        topic, request = SAVES[places]
-        landed = [_location(place).name for place in places]
-        return Write(topic=topic, request=request, call=call, readback=readback, landed=landed, answer=list(places))
 
 
 class _DailyWeather(_Weather):
@@ -321,7 +256,6 @@ class _DailyWeather(_Weather):
 class WeatherCom(_DailyWeather, name="weathercom", title="Weather.com"):
     state: SavedLocationsState
     alert_prefix = "alert_"
-    alert_tool = "get_alert_details"
     hints: ClassVar[dict[str, str]] = {
         "get_daily_forecast": "Check generated_at: a forecast generated days ago is stale; cross-check another "
         "provider before relying on it.",
@@ -330,8 +264,8 @@ class WeatherCom(_DailyWeather, name="weathercom", title="Weather.com"):
     }
 
     @classmethod
-    def initial_state(cls) -> SavedLocationsState:
-        return SavedLocationsState(saved=saved_of(cls.name))
+    def initial_state(cls, day: Date = TODAY) -> SavedLocationsState:
+        return SavedLocationsState(saved=saved_of(cls.name, day))
 
     @tool(
         "write",
@@ -340,7 +274,7 @@ class WeatherCom(_DailyWeather, name="weathercom", title="Weather.com"):
     )
     def add_saved_location(self, location: LocationArg) -> dict[str, Any]:
         """Add a location to the user's saved locations (favorites)."""
-        name = _location(location).name
+        name = _location(location, self.world.as_of).name
         if name in self.state.saved:
             return {"status": "already_saved", "location": name}
         if len(self.state.saved) >= 10:
@@ -380,30 +314,24 @@ class WeatherCom(_DailyWeather, name="weathercom", title="Weather.com"):
         """Full details of one alert: affected zones, river crest, instructions, issuing office."""
         return self._alert_details(alert_id)
 
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [
-            cls._save_write(("Maui",), Call("add_saved_location", {"location": "Maui"}), Call("get_saved_locations"))
-        ]
-
 
 class _FavoritesWeather(_DailyWeather):
     """Providers that find places by their own ids (``ref``: the id's field) and keep favorites in batches;
     ``words``: ``a_ref`` and ``refs``, what the descriptions call the id."""
 
     state: FavoritesState
-    saves: ClassVar[tuple[tuple[str, ...], ...]]  # the places of each save recipe (keys of SAVES)
 
     @classmethod
-    def initial_state(cls) -> FavoritesState:
-        return FavoritesState(favorites=saved_of(cls.name))
+    def initial_state(cls, day: Date = TODAY) -> FavoritesState:
+        return FavoritesState(favorites=saved_of(cls.name, day))
 
     @tool("read", failure_hint="No match means the place is not covered; try the city name without the region.")
     def search_locations(
         self, query: Annotated[str, Field(description="Place name to look up, e.g. 'Napa'")]
     ) -> dict[str, Any]:
         """Find locations by name; each has a {a_ref} that names it exactly."""
-        return {"query": query, "locations": [self._found(loc) for loc in _locations_matching(query)]}
+        found = _locations_matching(query, self.world.as_of)
+        return {"query": query, "locations": [self._found(loc) for loc in found]}
 
     def _ref(self, location: Location) -> dict[str, Any]:
         raise NotImplementedError  # the provider's id of a location, as its results show it
@@ -431,19 +359,11 @@ class _FavoritesWeather(_DailyWeather):
     @tool("readback", failure_hint="A location missing here was not saved, whatever add_favorites answered.")
     def get_favorites(self) -> dict[str, Any]:
         """List the user's favorite locations with their {refs}."""
-        by_name = {location.name: location for location in LOCATIONS}
+        by_name = {location.name: location for location in tables(self.world.as_of).locations}
         return {"favorites": [{**self._ref(by_name[name]), "name": name} for name in self.state.favorites]}
-
-    @classmethod
-    def writes(cls) -> list[Write]:
-        return [
-            cls._save_write(places, Call("add_favorites", {"locations": list(places)}), Call("get_favorites"))
-            for places in cls.saves
-        ]
 
 
 class YahooWeather(_FavoritesWeather, name="yahoo_weather", title="Yahoo Weather"):
-    saves = (("Maui",), ("Maui", "Bali"))
     words: ClassVar[dict[str, str]] = {"a_ref": "WOEID (Where On Earth ID)", "refs": "WOEIDs"}
 
     def _ref(self, location: Location) -> dict[str, Any]:
@@ -457,7 +377,7 @@ class YahooWeather(_FavoritesWeather, name="yahoo_weather", title="Yahoo Weather
         self, woeid: Annotated[str, Field(description="WOEID from search_locations")], days: DaysArg = 7
     ) -> dict[str, Any]:
         """Daily forecast for the location a WOEID names exactly."""
-        for location in LOCATIONS:
+        for location in tables(self.world.as_of).locations:
             if location.woeid == woeid.strip():
                 return {"woeid": location.woeid, **self._daily(location, days)}
         raise not_found("woeid", woeid)
@@ -467,17 +387,10 @@ class YahooWeather(_FavoritesWeather, name="yahoo_weather", title="Yahoo Weather
         """Remove a location from the user's favorites."""
         return self._remove(self.state.favorites, location, "favorite")
 
-    @classmethod
-    def _napa_pin(cls) -> Call:
-        napa = next(loc for loc in LOCATIONS if loc.key == "napa")
-        return Call("get_forecast_by_woeid", {"woeid": napa.woeid, "days": 7})
-
 
 class AccuWeather(_FavoritesWeather, name="accuweather", title="AccuWeather"):
-    saves = (("Maui", "Bali"),)
     generated_at = "2026-03-20T05:15:00Z"
     alert_prefix = "aw_"
-    alert_tool = "get_alert"
     words: ClassVar[dict[str, str]] = {"a_ref": "location key", "refs": "location keys"}
     docs: ClassVar[dict[str, str]] = {
         "get_daily_forecast": "Daily forecast: condition, high/low (F) and chance of precipitation for each day.",
@@ -494,10 +407,10 @@ class AccuWeather(_FavoritesWeather, name="accuweather", title="AccuWeather"):
 
     def _place(self, text: str) -> Location:
         # AccuWeather names places by location key; a plain name is accepted too
-        for location in LOCATIONS:
+        for location in tables(self.world.as_of).locations:
             if location.accu == text.strip():
                 return location
-        return _location(text)
+        return _location(text, self.world.as_of)
 
     def _ref(self, location: Location) -> dict[str, Any]:
         return {"location_key": location.accu}
@@ -532,23 +445,11 @@ class NWS(_Weather, name="nws", title="National Weather Service"):
     }
 
     @classmethod
-    def initial_state(cls) -> NoState:
+    def initial_state(cls, day: Date = TODAY) -> NoState:
         return NoState()
 
-    @classmethod
-    def _daily_call(cls, location: str) -> Call:
-        return Call("get_forecast", {"location": location})
-
-    @classmethod
-    def _memphis_alert_calls(cls) -> tuple[Call, Call, Call]:
-        return (
-            Call("get_alerts", {"area": "Memphis, TN"}),
-            Call("get_alert_bulletin", {"alert_id": "NWS-memphis_flood"}),
-            Call("get_alert_bulletin", {"area": "Memphis, TN"}),
-        )
-
     def _place(self, text: str) -> Location:
-        location = _location(text)
+        location = _location(text, self.world.as_of)
         if not location.us:
             raise invalid(f"{location.name} is outside National Weather Service coverage (US only)")
         return location
@@ -561,7 +462,7 @@ class NWS(_Weather, name="nws", title="National Weather Service"):
         """Seven-day point forecast as named periods (Friday, Saturday, ...) with a short and a detailed text."""
         place = self._place(location)
         periods = []
-        for day in FORECASTS[place.key][:7]:
+        for day in forecasts(self.world.as_of)[place.key][:7]:
             periods.append(
                 {
                     "name": day["weekday"],
@@ -598,7 +499,8 @@ class NWS(_Weather, name="nws", title="National Weather Service"):
         if not area.strip():
             raise invalid("give alert_id or area")
         place = self._place(area)
-        ranked = sorted((a for a in ALERTS if a.location == place.key), key=lambda a: SEVERITIES.index(a.severity))
+        active = (a for a in self._alert_table() if a.location == place.key)
+        ranked = sorted(active, key=lambda a: SEVERITIES.index(a.severity))
         if not ranked:
             raise not_found("active alert for area", area)
         return _alert_full(ranked[0], self.alert_id(ranked[0]))

@@ -43,7 +43,7 @@ async def judge_episode(
     passes: list[bool] = []
     votes: list[dict[str, Any]] = []
     for index, checkpoint in enumerate(gold.checkpoints):
-        text = text_after(trajectory, checkpoint.trigger)
+        text = text_after(trajectory, checkpoint.trigger, checkpoint.within)
         passed = bool(text.strip())
         for concept in checkpoint.expect:
             if not passed:

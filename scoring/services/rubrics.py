@@ -110,7 +110,7 @@ def checkpoint_passes(trajectory: Trajectory, scenario: Scenario, matcher: Conce
     synonyms = scenario.gold.synonyms
     out = []
     for checkpoint in scenario.gold.checkpoints:
-        text = text_after(trajectory, checkpoint.trigger)
+        text = text_after(trajectory, checkpoint.trigger, checkpoint.within)
         out.append(
             bool(text.strip())
             and all(matcher.matches(concept, text, synonyms_of(synonyms, concept)) for concept in checkpoint.expect)

@@ -413,7 +413,7 @@ def test_tool_time_counts_against_the_cells_budget(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 # Hostile tool arguments (6, 7, 11): refused or bounded by the tools, as tool errors the model reads
 
-EMAIL_SCENARIO = "services.gmail.email_rent_notice.blip"  # offers gmail_send_email
+EMAIL_SCENARIO = "services.card.FM5"  # offers gmail_send_email
 LIKE_36 = "%" * 36 + "#"  # a LIKE pattern that once backtracked for 22 s over five continent names
 
 

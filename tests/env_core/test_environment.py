@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from pydantic import ValidationError
@@ -37,7 +38,7 @@ from undertow.env_core.model import (
 )
 from undertow.env_core.scenarios import validation_problems
 from undertow.env_core.suites import Suite
-from undertow.env_core.tools import SqliteToolBox
+from undertow.env_core.tools import SqliteToolBox, ToolBox, ToolExecutionError
 
 _CALL_IDS = itertools.count(1)
 UNAVAILABLE = "{tool} is currently unavailable. Please try a different function."
@@ -330,9 +331,12 @@ def test_removed_tool_is_absent_and_calling_it_records_the_fault(reports: Report
 
 
 TRANSIENT_MESSAGES = {
-    "timeout": "Request to {tool} timed out after 30 s. Please retry.",
-    "rate_limit": "429 Too Many Requests: rate limit exceeded for {tool}. Retry after a short wait.",
-    "service_unavailable": "503 Service Unavailable: {tool} is temporarily down. Please retry.",
+    "timeout": "Request to {tool} timed out after 30 s: a momentary network glitch, and nothing was processed. Retry "
+    "the same request; it should go through.",
+    "rate_limit": "429 Too Many Requests: a momentary burst of calls to {tool} hit its rate limit. Retry the same "
+    "request in a moment; it should go through.",
+    "service_unavailable": "503 Service Unavailable: {tool} failed momentarily (a brief hiccup; nothing was "
+    "processed). Retry the same request; it should succeed.",
 }
 
 
@@ -348,6 +352,44 @@ def test_transient_fault_fails_n_times_with_a_retryable_error_then_works(reports
         assert observation.error.message == TRANSIENT_MESSAGES[error].format(tool=reports.direct)
         assert observation.fault == FiredFault(kind=FaultKind.transient, index=0)
     assert call(env, reports.direct, reports.arguments(reports.direct)).result == reports.answer
+
+
+@pytest.mark.parametrize("error", sorted(TRANSIENT_MESSAGES))
+def test_a_transient_error_and_an_unavailable_one_of_the_same_kind_read_apart(reports: Reports, error: str) -> None:
+    """The same error type, told apart by what the agent reads: a transient failure says it is momentary and that
+    the same request should work again (retryable), an outage says nothing of retrying (not retryable)."""
+    passing = FaultSpec(kind="transient", target=reports.direct, persistence=temporary(1), params={"error": error})
+    outage = FaultSpec(kind="unavailable", target=reports.direct, persistence=temporary(1), params={"error": error})
+    blip = call(reports.env([passing]), reports.direct, reports.arguments(reports.direct))
+    down = call(reports.env([outage]), reports.direct, reports.arguments(reports.direct))
+    assert blip.error.type == down.error.type == error
+    assert (blip.error.retryable, down.error.retryable) == (True, False)
+    assert "momentar" in blip.error.message and "same request" in blip.error.message
+    assert "retry" not in down.error.message.lower() and "momentar" not in down.error.message
+    # the tool message itself carries the flag, so an agent reading JSON need not parse the wording
+    assert json.loads(blip.content())["error"]["retryable"] is True
+    assert json.loads(down.content())["error"]["retryable"] is False
+
+
+@pytest.mark.parametrize("error", ["unavailable", "timeout", "rate_limit", "service_unavailable", "auth", "forbidden"])
+@pytest.mark.parametrize("persistence", [Persistence(), temporary(2)], ids=["permanent", "temporary"])
+def test_an_unavailable_tool_never_advises_a_retry(reports: Reports, error: str, persistence: Persistence) -> None:
+    env = reports.env(
+        [FaultSpec(kind="unavailable", target=reports.direct, persistence=persistence, params={"error": error})]
+    )
+    observation = call(env, reports.direct, reports.arguments(reports.direct))
+    assert not observation.ok and not observation.error.retryable
+    assert reports.direct in observation.error.message
+    assert "retry" not in observation.error.message.lower() and "try again" not in observation.error.message.lower()
+
+
+def test_an_error_of_no_retryable_kind_reads_as_before(reports: Reports) -> None:
+    """Only errors of a kind a client might retry state ``retryable``: an invalid call's message is unchanged."""
+    observation = call(reports.env(), reports.direct, {"nonsense": 1})
+    assert observation.error.type == "invalid_arguments"
+    assert json.loads(observation.content()) == {
+        "error": {"type": "invalid_arguments", "message": observation.error.message}
+    }
 
 
 def test_transient_error_kinds_have_different_messages() -> None:
@@ -385,6 +427,80 @@ def test_invalid_transient_error_kind_is_refused_when_the_fault_is_read(reports:
 
 def test_every_transient_error_a_fault_accepts_has_its_wording() -> None:
     assert set(TRANSIENT_ERRORS) == set(_TRANSIENT_MESSAGES)
+
+
+class Ledger(ToolBox):
+    """A tool box that keeps history: prices by item, today's and those of ``age_days`` ago (``snapshot``)."""
+
+    TODAY: ClassVar[dict[str, float]] = {"tea": 4.5, "jam": 6.0}  # jam was first sold in the last few days
+    EARLIER: ClassVar[dict[str, float]] = {"tea": 3.9}
+
+    def __init__(self, history: bool = True):
+        specs = [
+            ToolSpec(name="price", description="An item's price.", parameters=ITEM),
+            ToolSpec(name="restock", description="Set an item's price.", parameters=ITEM),
+        ]
+        super().__init__(specs)
+        self.history = history
+        self.snapshots: list[int] = []  # the ages asked for
+
+    def new_state(self) -> dict[str, float]:
+        return dict(self.TODAY)
+
+    def snapshot(self, state: dict[str, float], age_days: int) -> dict[str, float] | None:
+        if not self.history:
+            return super().snapshot(state, age_days)
+        self.snapshots.append(age_days)
+        return dict(self.EARLIER)
+
+    def execute(self, state: dict[str, float], spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        item = arguments["item"]
+        if item not in state:
+            raise ToolExecutionError(f"no item {item!r}")
+        if spec.name == "restock":
+            state[item] = 9.0
+        return {"item": item, "price": state[item]}
+
+
+ITEM = {"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}
+
+
+def ledger_env(box: Ledger, faults: list[FaultSpec]) -> Environment:
+    scenario = Scenario(id="ledger", family="f", task="t", tools=["price", "restock"], gold=Gold())
+    env = Environment(scenario, box, faults=faults)
+    env.reset()
+    return env
+
+
+def stale_signals(age_days: int) -> dict[str, str]:
+    # the fault layer's clock is 2026-03-20 06:00 UTC
+    day = 20 - age_days
+    return {"generated_at": f"2026-03-{day:02d}T06:00:00Z", "_stale_warning": f"Data generated {age_days} days ago."}
+
+
+def test_stale_reads_the_world_of_age_days_ago_where_the_tool_box_keeps_one() -> None:
+    box = Ledger()
+    env = ledger_env(box, [FaultSpec(kind="stale", target="price", params={"age_days": 3})])
+    old = call(env, "price", {"item": "tea"})
+    assert old.ok and old.result == {"item": "tea", "price": 3.9, **stale_signals(3)}
+    assert old.fault is not None and old.fault.kind == FaultKind.stale and box.snapshots == [3]
+    # an item the earlier world did not have: today's value, still with the signals
+    assert call(env, "price", {"item": "jam"}).result == {"item": "jam", "price": 6.0, **stale_signals(3)}
+
+
+def test_a_stale_call_leaves_the_episode_state_untouched() -> None:
+    env = ledger_env(Ledger(), [FaultSpec(kind="stale", target="restock", persistence=temporary(1))])
+    ran_then = call(env, "restock", {"item": "tea"})
+    assert ran_then.result == {"item": "tea", "price": 9.0, **stale_signals(4)}  # the default age: 4 days
+    assert call(env, "price", {"item": "tea"}).result == {"item": "tea", "price": 4.5}  # today's, unchanged
+
+
+def test_a_tool_box_without_history_keeps_the_signal_only_stale(reports: Reports) -> None:
+    env = ledger_env(Ledger(history=False), [FaultSpec(kind="stale", target="price")])
+    assert call(env, "price", {"item": "tea"}).result == {"item": "tea", "price": 4.5, **stale_signals(4)}
+    # the same on a family's real tool box: today's rows, each with the signals
+    stale = call(reports.env([FaultSpec(kind="stale", target=reports.direct)]), reports.direct, reports.name_args)
+    assert stale.result == [{**row, **stale_signals(4)} for row in reports.answer]
 
 
 def test_fault_runtime_reports_the_tool_first_tried_disabled() -> None:

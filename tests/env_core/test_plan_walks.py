@@ -78,6 +78,24 @@ def test_retryable_errors_are_retried_by_the_oracle_only(smoke: Suite) -> None:
     assert naive.on_result(error, visible) == NextAnswer("The tool returned an error: 429")
 
 
+def test_the_oracle_retries_what_the_tool_message_flags_retryable_and_moves_on_otherwise(smoke: Suite) -> None:
+    """A flag in the tool message decides, whatever the error's type; without one (a CodeAct traceback read back)
+    the type does."""
+    scenario = next(s for s in smoke.scenarios if s.metadata.get("template") == "reports")
+    visible = set(scenario.tools)
+    primary, backup = scenario.gold.plans[0][0].tool, scenario.gold.plans[1][0].tool
+    for error, retried in [
+        ({"type": "service_unavailable", "message": "503: an outage", "retryable": False}, False),
+        ({"type": "conflict", "message": "busy, send it again", "retryable": True}, True),
+        ({"type": "service_unavailable", "message": "503"}, True),
+        ({"type": "ValueError", "message": "f is currently unavailable."}, False),
+    ]:
+        oracle = PlanWalker(scenario, recover=True)
+        assert isinstance(first := oracle.start(visible), NextCall) and first.tool == primary
+        after = oracle.on_result({"error": error}, visible)
+        assert isinstance(after, NextCall) and after.tool == (primary if retried else backup), error
+
+
 def test_the_scripted_user_answers_what_it_was_scripted_for(smoke: Suite) -> None:
     base = smoke.scenarios[0]
     scenario = base.model_copy(update={"user_replies": [UserReply(about=["budget"], say="Keep it under 5000.")]})

@@ -7,7 +7,7 @@ import pytest
 from helpers.endpoint import answer, scripted_server
 from helpers.spider import make_spider
 
-from undertow.env_core.faults import PRESET_SETTINGS
+from undertow.env_core.faults import PRESET_SETTINGS, transient_error, unavailable_error
 from undertow.env_core.model import Outcome
 from undertow.env_core.sandbox import python_name
 from undertow.env_core.search import ToolAccess
@@ -75,8 +75,11 @@ def test_cell_output_is_read_back_as_the_tool_message() -> None:
     assert read('Observation:\nCould not find entry\n[{"a": 1}]') == [{"a": 1}]
     error = read("Observation:\nTraceback (most recent call last):\n  ...\nValueError: f is currently unavailable.")
     assert error == {"error": {"type": "ValueError", "message": "f is currently unavailable."}}
-    transient = read("ToolError: 503 Service Unavailable: f is temporarily down. Please retry.")
+    transient = read(f"ToolError: {transient_error('f').message}")
     assert transient["error"]["type"] == "service_unavailable"
+    # an outage's message says nothing of retrying: read back as the exception it is, not as a retryable error
+    outage = read(f"ToolError: {unavailable_error('f', 'service_unavailable').message}")
+    assert outage["error"]["type"] == "ToolError"
     assert read("")["error"]["message"] == "no output"
 
 

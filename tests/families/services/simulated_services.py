@@ -1,5 +1,5 @@
 """What the tests of the simulated services (env_core.services) share: an episode over a tool box of services, calls
-into it, a service on a pristine world of its own, and the JSON text the recipe checks search."""
+into it, a service on a pristine world of its own, and the JSON text the checks search."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from helpers import builders
 from undertow.env_core.environment import Environment
 from undertow.env_core.model import Gold, Observation, Scenario
 from undertow.env_core.services.base import Service
-from undertow.env_core.services.recipes import Call
 from undertow.env_core.services.tools import ServicesToolBox, pristine_world
 
 
@@ -54,8 +53,9 @@ def fresh(service: type[Service], services: Sequence[type[Service]]) -> Service:
     return service(pristine_world(services))
 
 
-def run(service: Service, call: Call) -> Any:
-    return service.run(call.method, dict(call.arguments))
+def run(service: Service, method: str, **arguments: Any) -> Any:
+    """The result of calling ``service``'s tool for ``method`` straight on its world (no schema check)."""
+    return service.run(method, arguments)
 
 
 def text(value: Any) -> str:

@@ -11,16 +11,40 @@ from simulated_services import episode, fresh, params, run, step, text
 
 from undertow.env_core.services.base import World
 from undertow.env_core.services.communication import SERVICES
-from undertow.env_core.services.recipes import Call
 from undertow.env_core.services.tools import pristine_world
 from undertow.env_core.tools import ToolExecutionError
 
 BY_NAME = {service.name: service for service in SERVICES}
 
 
-def test_list_arguments_serve_batch_writes() -> None:
-    batch = [w for s in SERVICES for w in s.writes() if any(isinstance(v, list) for v in w.call.arguments.values())]
-    assert {w.topic for w in batch} >= {"email_offsite_agenda", "calendar_invite_planning"}
+OFFSITE = ["dana.whitfield@example.com", "jordan.lee@example.com", "sam.patel@example.com"]
+INVITEES = ["dana.whitfield@example.com", "jordan.lee@example.com"]  # the planning review seats Alex and Sam
+
+
+@pytest.mark.parametrize("mail", ["gmail", "outlook_mail"])
+def test_one_email_reaches_a_list_of_recipients(mail: str) -> None:
+    """A batch write: one send_email call with three recipients is one sent message to all three."""
+    env = episode(SERVICES)
+    sent = step(
+        env, f"{mail}_send_email", {"to": OFFSITE, "subject": "Draft agenda: April 2 team offsite", "body": "b"}
+    )
+    assert sent.ok
+    listed = step(env, f"{mail}_list_sent", {}).result["messages"]
+    [message] = [m for m in listed if m["subject"] == "Draft agenda: April 2 team offsite"]
+    assert [address.split("<")[-1].rstrip(">") for address in message["to"]] == OFFSITE
+
+
+@pytest.mark.parametrize(
+    ("calendar", "invite", "event"),
+    [("google_calendar", "add_attendees", "gev_planning"), ("outlook_calendar", "invite_attendees", "olev_planning")],
+)
+def test_one_call_invites_a_list_of_attendees(calendar: str, invite: str, event: str) -> None:
+    env = episode(SERVICES)
+    before = text(step(env, f"{calendar}_get_event", {"event_id": event}).result)
+    assert not any(address in before for address in INVITEES)
+    assert step(env, f"{calendar}_{invite}", {"event_id": event, "attendees": INVITEES}).ok
+    after = text(step(env, f"{calendar}_get_event", {"event_id": event}).result)
+    assert all(address in after for address in [*INVITEES, "sam.patel@example.com"])
 
 
 def test_card_tools_exist_with_their_arguments() -> None:
@@ -38,7 +62,7 @@ def test_card_tools_exist_with_their_arguments() -> None:
     assert params(calendar, "create_event") == {"calendar_id": empty, "title": empty, "start": empty, "end": empty}
     assert params(calendar, "get_event") == {"event_id": empty}
     assert params(calendar, "list_events") == {"calendar_id": empty, "date": empty}
-    primary = run(fresh(calendar, SERVICES), Call("list_calendars"))["calendars"][0]
+    primary = run(fresh(calendar, SERVICES), "list_calendars")["calendars"][0]
     assert primary["calendar_id"] == "cal_001" and primary["primary"]
 
 

@@ -17,9 +17,50 @@ from undertow.env_core.tools import ToolExecutionError
 BY_NAME = {service.name: service for service in SERVICES}
 
 
-def test_list_arguments_serve_batch_writes() -> None:
-    batch = [w for s in SERVICES for w in s.writes() if any(isinstance(v, list) for v in w.call.arguments.values())]
-    assert {w.topic for w in batch} >= {"weather_save_maui_bali", "reviews_save_bbq", "news_save_stories"}
+BBQ = ["Martin's Bar-B-Que Joint", "Peg Leg Porker"]
+MAUI_BALI = ["Maui, HI", "Bali, Indonesia"]
+STORIES = [
+    "Fed holds rates steady, signals two cuts later this year",
+    "Northwind Semiconductor picks Ohio for $4 billion",
+]
+
+
+@pytest.mark.parametrize(
+    ("write", "arguments", "readback", "saved"),
+    [
+        ("yahoo_weather_add_favorites", {"locations": ["Maui", "Bali"]}, "yahoo_weather_get_favorites", MAUI_BALI),
+        ("accuweather_add_favorites", {"locations": ["Maui", "Bali"]}, "accuweather_get_favorites", MAUI_BALI),
+        (
+            "google_reviews_save_places",
+            {"place_ids": ["gp_martins", "gp_peg_leg"]},
+            "google_reviews_get_saved_places",
+            BBQ,
+        ),
+        (
+            "yelp_bookmark_businesses",
+            {"business_ids": ["martins-bar-b-que-joint-nashville", "peg-leg-porker-nashville"]},
+            "yelp_get_bookmarks",
+            BBQ,
+        ),
+        (
+            "google_news_save_articles",
+            {"article_ids": ["gn_fed", "gn_chip"]},
+            "google_news_get_saved_articles",
+            STORIES,
+        ),
+        ("reuters_save_articles", {"article_ids": ["reu_fed", "reu_chip"]}, "reuters_get_saved_articles", STORIES),
+    ],
+)
+def test_list_arguments_serve_batch_writes(
+    write: str, arguments: dict[str, Any], readback: str, saved: list[str]
+) -> None:
+    """One call with a list argument saves every item of the batch, and the readback lists them all."""
+    env = episode(SERVICES)
+    before = text(step(env, readback, {}).result)
+    assert not any(item in before for item in saved)
+    assert step(env, write, arguments).ok
+    after = text(step(env, readback, {}).result)
+    assert all(item in after for item in saved)
 
 
 def test_card_tools_exist_with_their_arguments() -> None:

@@ -20,7 +20,9 @@ from undertow.scoring.services.judging import SYSTEM, read_yes_no
 from undertow.workers.clients import PolicyModel
 from undertow.workers.runner import EpisodePlan, ShardOutput, ShardSpec, run_shard
 
-CARD = "services.card.FM4"  # checkpoints: ["thunderstorms", "rain tent"], then ["out of date"] (recovery)
+# checkpoints: ["thunderstorms", "rain tent"] (1.0), ["out of date"] said within two calls of the stale forecast
+# (recovery, 0.5), ["out of date"] in the answer (recovery, 1.0)
+CARD = "services.card.FM4"
 
 
 def grader(refuse: str | None) -> Any:
@@ -57,24 +59,25 @@ def test_a_judge_that_agrees_passes_the_oracle_and_keeps_every_vote() -> None:
     assert result.correct and result.score == 1.0
     assert result.details["base_passed"] is True and result.details["relaxed_passed"] is True
     votes = result.details["concept_votes"]
-    # three concepts, three votes each, all yes
-    assert [v["concept"] for v in votes] == ["thunderstorms", "rain tent", "out of date"]
+    # four concepts (one of them at two stages), three votes each, all yes
+    assert [v["concept"] for v in votes] == ["thunderstorms", "rain tent", "out of date", "out of date"]
     assert all([x["verdict"] for x in v["votes"]] == ["pass"] * 3 for v in votes)
-    assert asked == 9
+    assert asked == 12
 
 
 def test_the_judges_no_decides_a_checkpoint_and_the_episodes_score() -> None:
     with scripted_server(grader("out of date")) as server:
         output = judged_card(server.base_url)
     [result] = output.results
-    # the rules read the oracle's report as stating every concept; the judge says the recovery one is not stated:
-    # the recovery checkpoint fails, base is half the weight, relaxed (no checkpoints) still passes
+    # the rules read the oracle's narration and report as stating every concept; the judge says the recovery one
+    # is not stated: both recovery checkpoints fail, base is the task checkpoint's 1.0 of the weights' 2.5, relaxed
+    # (no checkpoints) still passes
     assert result.outcome == Outcome.scored
-    assert not result.correct and result.score == 0.5 and result.checkpoint_score == 0.5
-    assert result.details["base_passed"] is False and result.details["base_score"] == 0.5
+    assert not result.correct and result.score == 0.4 and result.checkpoint_score == 0.4
+    assert result.details["base_passed"] is False and result.details["base_score"] == 0.4
     assert result.details["relaxed_passed"] is True
     refused = [v for v in result.details["concept_votes"] if v["concept"] == "out of date"]
-    assert [x["verdict"] for x in refused[0]["votes"]] == ["fail"] * 3
+    assert len(refused) == 2 and all([x["verdict"] for x in r["votes"]] == ["fail"] * 3 for r in refused)
 
 
 def test_a_vote_is_the_replys_first_word() -> None:

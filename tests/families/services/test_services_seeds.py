@@ -10,20 +10,24 @@ import os
 import shutil
 import subprocess
 import sys
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.builders import call
 from helpers.paths import REPO
 
 from undertow.env_core.content import DATA
+from undertow.env_core.environment import Environment
 from undertow.env_core.errors import DataError
+from undertow.env_core.model import FaultKind, FaultSpec, Gold, Scenario
 from undertow.env_core.services import build
-from undertow.env_core.services.catalog import BY_NAME
+from undertow.env_core.services.catalog import BY_NAME, SERVICES, all_specs
 from undertow.env_core.services.histories import held, past
-from undertow.env_core.services.seeds import STAYS, TODAY, Product, Stay, read_seeds
+from undertow.env_core.services.seeds import STAYS, TODAY, Product, Stay, read_seeds, tables
 from undertow.env_core.services.states import Ride
+from undertow.env_core.services.tools import ServicesToolBox
 from undertow.env_core.services.travel import Uber
 from undertow.env_core.suites import suite_folder, suite_ref
 
@@ -67,10 +71,14 @@ def test_the_seed_records_are_data_files_in_the_package() -> None:
     assert date(2026, 3, 20) == TODAY
     names = {p.stem for p in (PACKAGE / DATA).glob("*.jsonl")}
     assert {"stays", "ride_places", "restaurants", "products", "quotes", "locations", "stories", "events"} <= names
+    older = 0
     for path in (PACKAGE / DATA).glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)  # every line an object; a dated table's snapshots hold today's values
-            assert all(s["as_of"] == TODAY.isoformat() for s in record.get("values", [])), path.name
+            record = json.loads(line)  # every line an object; no value is dated after today
+            days = [date.fromisoformat(s["as_of"]) for s in record.get("values", [])]
+            assert all(day <= TODAY for day in days), path.name
+            older += len([day for day in days if day < TODAY])
+    assert older  # what a stale fault reads
     baixa = next(s for s in STAYS if s.key == "baixa_grand")
     assert (baixa.nightly_price, baixa.cancellation_policy) == (
         204.95,
@@ -105,6 +113,16 @@ def test_a_record_takes_its_latest_snapshot_on_or_before_today(tmp_path: Path) -
     }
     (read,) = read_seeds(write_lines(tmp_path / "products.jsonl", product), Product)
     assert (read.price, read.in_stock) == (2.5, True)
+
+
+def test_before_the_reference_day_a_record_not_dated_then_takes_its_earliest_snapshot(tmp_path: Path) -> None:
+    line = {**BAIXA, "values": [snapshot("2026-03-18", 190.0), snapshot("2026-03-20", 204.95)]}
+    path = write_lines(tmp_path / "stays.jsonl", line)
+    (early,) = read_seeds(path, Stay, today=date(2026, 3, 16))  # it existed then; its values before 03-18 unknown
+    assert early.nightly_price == 190.0
+    (later,) = read_seeds(path, Stay, today=date(2026, 3, 19))
+    assert later.nightly_price == 190.0
+    # on the reference day a record must be dated by then (the "only later" case below)
 
 
 @pytest.mark.parametrize(
@@ -157,12 +175,114 @@ def test_a_line_that_is_not_a_record_names_file_and_line(tmp_path: Path) -> None
 
 
 def test_the_shipped_files_load_as_the_services_use_them() -> None:
-    """A data file that no longer matches its record model fails when the package is imported; here each shipped
-    file is read again on its own, through the loader, to say which one."""
-    from undertow.env_core.services import seeds
+    """A data file that no longer matches its record model fails when the package is imported; here today's tables
+    are read again, one table for each data file of the folder (the histories sit in a folder of their own), and
+    none of them is empty."""
+    shipped = {name: value for name, value in vars(tables(TODAY)).items() if name != "day"}
+    assert len(shipped) == len(list((PACKAGE / DATA).glob("*.jsonl")))
+    assert all(shipped.values()), [name for name, value in shipped.items() if not value]
 
-    tables = {name: value for name, value in vars(seeds).items() if name.isupper() and isinstance(value, tuple | dict)}
-    assert len(tables) >= 18 and all(tables.values())
+
+# -------------------------------------------------------------------------------------------------------------------
+# A stale fault reads the world of age_days ago: the values the data files held then
+
+
+@pytest.fixture(scope="module")
+def box() -> ServicesToolBox:
+    return ServicesToolBox(all_specs(), SERVICES)
+
+
+def stale_episode(box: ServicesToolBox, tool: str, tools: list[str] | None = None) -> Environment:
+    """An episode whose ``tool`` is stale (4 days, the default) and whose other ``tools`` work."""
+    fault = FaultSpec(kind=FaultKind.stale, target=tool)
+    scenario = Scenario(id="stale", family="services", task="t", tools=[tool, *(tools or [])], gold=Gold())
+    env = Environment(scenario, box, faults=[fault])
+    env.reset()
+    return env
+
+
+# the fault layer's clock is 2026-03-20 06:00 UTC: four days before it
+SIGNALS = {"generated_at": "2026-03-16T06:00:00Z", "_stale_warning": "Data generated 4 days ago."}
+
+
+def test_a_stale_forecast_is_the_one_issued_four_days_ago(box: ServicesToolBox) -> None:
+    tool, napa = "weathercom_get_daily_forecast", {"location": "Napa Valley, CA", "days": 7}
+    fresh = call(stale_episode(box, "weathercom_get_saved_locations", [tool]), tool, **napa).result
+    stale = call(stale_episode(box, tool), tool, **napa)
+    assert stale.ok and stale.fault is not None and stale.fault.kind == FaultKind.stale
+    assert {k: stale.result[k] for k in SIGNALS} == SIGNALS
+    # issued on 03-16, it covers the week from then; today's covers the week from 03-20
+    assert [d["date"] for d in stale.result["days"]] == [f"2026-03-{day}" for day in range(16, 23)]
+    assert fresh["days"][0]["date"] == "2026-03-20"
+    by_date = {d["date"]: d for d in stale.result["days"]}
+    saturday = {k: by_date["2026-03-21"][k] for k in ("condition", "high_f", "low_f", "precip_chance")}
+    # forecast_facts.jsonl: Napa's Saturday as of 03-15 (the latest snapshot by 03-16), and as of today
+    assert saturday == {"condition": "Sunny", "high_f": 74, "low_f": 50, "precip_chance": 5}
+    assert {k: fresh["days"][1][k] for k in saturday} == {
+        "condition": "Thunderstorms",
+        "high_f": 61,
+        "low_f": 50,
+        "precip_chance": 80,
+    }
+    # Sunday's fact has no snapshot before today: the forecast issued then shows its earliest, today's
+    assert by_date["2026-03-22"] == fresh["days"][2] and by_date["2026-03-22"]["condition"] == "Showers"
+
+
+def test_a_stale_hourly_forecast_shows_the_older_hours(box: ServicesToolBox) -> None:
+    tool, saturday = "weathercom_get_hourly_forecast", {"location": "Napa Valley, CA", "date": "2026-03-21"}
+    stale = call(stale_episode(box, tool), tool, **saturday).result
+    fresh = call(stale_episode(box, "weathercom_get_saved_locations", [tool]), tool, **saturday).result
+    # hourly_facts.jsonl as of 03-15: sunny all day, 5%; as of today: thunderstorms from 13:00 to 20:00
+    assert {(h["condition"], h["precip_chance"]) for h in stale["hours"]} == {("Sunny", 5)}
+    assert (fresh["hours"][13]["condition"], fresh["hours"][13]["precip_chance"]) == ("Thunderstorms", 80)
+    assert {k: stale[k] for k in SIGNALS} == SIGNALS
+
+
+def test_a_record_without_an_older_snapshot_reads_as_today_with_the_signals(box: ServicesToolBox) -> None:
+    quote = call(stale_episode(box, "robinhood_get_quote"), "robinhood_get_quote", symbol="AAPL").result
+    # quotes.jsonl: AAPL's one snapshot (today's); the change is 218.37 - 215.92, and 2.45 / 215.92 is 1.13%
+    assert quote == {
+        "symbol": "AAPL",
+        "name": "Apple Inc.",
+        "kind": "stock",
+        "last_price": 218.37,
+        "prev_close": 215.92,
+        "quote_time": "2026-03-19T20:00:00Z",
+        "change": 2.45,
+        "change_pct": 1.13,
+        **SIGNALS,
+    }
+
+
+def test_a_stale_call_leaves_the_episode_untouched(box: ServicesToolBox) -> None:
+    add, watchlist = "robinhood_add_to_watchlist", "robinhood_get_watchlist"
+    env = stale_episode(box, add, [watchlist])
+    added = call(env, add, symbols=["AMD"])
+    assert added.ok and added.result == {"status": "added", "added": ["AMD"], **SIGNALS}
+    # the write ran on the world of four days ago: the account's own watchlist (brokerage_accounts.jsonl) is as it was
+    assert [s["symbol"] for s in call(env, watchlist).result["symbols"]] == ["AAPL", "MSFT", "NVDA"]
+
+
+def test_what_did_not_exist_then_reads_as_today(box: ServicesToolBox) -> None:
+    book, get = "expedia_book_hotel", "expedia_get_booking"
+    env = stale_episode(box, get, [book])
+    dates = {"check_in": "2026-04-07", "check_out": "2026-04-09", "guests": 2}
+    booked = call(env, book, hotel_id="exp_manhattan_beacon", **dates).result
+    # the booking is the episode's own: the world of four days ago has no such booking, so today's is read
+    stale = call(env, get, booking_id=booked["booking_id"])
+    assert stale.ok and stale.result == {**booked, **SIGNALS}
+    assert booked["total_price"] == 685.5  # two nights at stays.jsonl's 342.75
+
+
+def test_the_snapshot_is_a_fresh_world_of_that_day_on_the_episodes_clock(box: ServicesToolBox) -> None:
+    world = box.new_state()
+    for _ in range(3):
+        world.tick()
+    snapshot = box.snapshot(world, 4)
+    assert (snapshot.as_of, snapshot.now) == (date(2026, 3, 16), world.now)
+    assert world.as_of == TODAY and world.now == datetime(2026, 3, 20, 6, 1, tzinfo=UTC)
+    snapshot.states["robinhood"].watchlist.append("AMD")  # type: ignore[attr-defined]
+    assert "AMD" not in box.snapshot(world, 4).states["robinhood"].watchlist  # type: ignore[attr-defined]
 
 
 HISTORIES = PACKAGE / DATA / "histories"
