@@ -316,9 +316,10 @@ class CallPattern(Strict):
     and, optionally, by a subset of argument values (compared normalized).
 
     As a required call it is an evidence obligation (Failing Tools, appendix B): ``times`` matching calls must have
-    succeeded (or merely been made, with ``attempted``: trying the primary before a fallback), and with ``after``
-    the first of them must come no earlier than the turn of the first match of required call number ``after``
-    (same turn allowed: a parallel cross-check). ``tier`` says which rubric enforces it: ``task`` (every rubric),
+    succeeded (or merely been made, with ``attempted``: trying the primary before a fallback; a ``verify`` readback
+    also counts when it found nothing, the evidence a lost write leaves), and with ``after`` one of them must come
+    no earlier than the turn of the first match of required call number ``after`` (same turn allowed: a parallel
+    cross-check). ``tier`` says which rubric enforces it: ``task`` (every rubric),
     ``clean`` (faults off only: the primary plan's own end, which a fault may rightly make impossible, as when a
     corrupted slot must be refused), ``recovery`` (the fallback or retry a fault calls for: relaxed and base, only
     when faults are on) and ``verify`` (readbacks and confirmations: base only). A forbidden call is forbidden under
@@ -334,7 +335,8 @@ class CallPattern(Strict):
         default=False,
         description="the arguments name entities the call must be about, compared loosely: the values as sets "
         "(order apart), and a text value matching when the words of one contain the other's ('Napa Valley' for "
-        "'Napa Valley, CA'): a fallback grounded in the task's entities, whatever its wording",
+        "'Napa Valley, CA'): a fallback grounded in the task's entities, whatever its wording; calls about part of "
+        "a list count only together with calls naming the rest (re-adding the item that did not land)",
     )
     payee: str | None = Field(
         default=None,

@@ -53,17 +53,14 @@ def loosely_equal(given: Any, wanted: Any) -> bool:
     """The same values as sets, or some of a list's (a call about part of the planned items: the one that did not
     land, added again); a text value matching when the words of one contain the other's."""
     if _records(given) and _records(wanted):  # items: each given one is one of the planned ones, whole
-        keys = [json.dumps({k: _values(v) for k, v in item.items()}, sort_keys=True) for item in given]
-        planned = {json.dumps({k: _values(v) for k, v in item.items()}, sort_keys=True) for item in wanted}
-        return bool(keys) and set(keys) <= planned
+        keys = [_item_key(item) for item in given]
+        return bool(keys) and set(keys) <= {_item_key(item) for item in wanted}
     have, want = _values(given), _values(wanted)
     if set(have) == set(want) or (have and len(want) > 1 and set(have) <= set(want)):
         return True
     if len(have) != len(want):
         return False
-    return all(
-        any(_words(h) and _words(w) and (_words(h) <= _words(w) or _words(w) <= _words(h)) for h in have) for w in want
-    )
+    return all(any(_same_words(h, w) for h in have) for w in want)
 
 
 def call_matches(call: ToolCall, pattern: CallPattern) -> bool:
@@ -79,13 +76,52 @@ def call_matches(call: ToolCall, pattern: CallPattern) -> bool:
 StepCounts = Callable[[Step, CallPattern], bool]
 
 
+# What a readback that finds nothing answers: the state was read, and what was written is not there
+NOT_FOUND = "not_found"
+
+
 def _counts(step: Step, pattern: CallPattern, counts: StepCounts | None) -> bool:
+    """A call counts for a required call when it matches and succeeded (or was made, with ``attempted``); a
+    readback (``verify``) also counts when it found nothing: that is the postcondition evidence a lost write leaves."""
     call, seen = step.action.tool_call, step.observation
+    read = seen is not None and (
+        seen.ok or (pattern.tier == "verify" and seen.error is not None and seen.error.type == NOT_FOUND)
+    )
     return (
         call is not None
         and call_matches(call, pattern)
-        and (pattern.attempted or (seen is not None and seen.ok))
+        and (pattern.attempted or read)
         and (counts is None or counts(step, pattern))
+    )
+
+
+def _covers(counted: list[Step], pattern: CallPattern) -> bool:
+    """Whether the counted calls together name every planned item of a loose pattern's list arguments: a call about
+    part of the items counts (the one that did not land, added again), but only with the rest named by the others —
+    a retry that saves the cabin alone, after a save of cabin and lodge that failed, leaves the lodge unsaved."""
+    for key, wanted in pattern.arguments.items() if pattern.loose else ():
+        if not isinstance(wanted, list) or len(wanted) < 2:
+            continue
+        given = [s.action.tool_call.arguments.get(key) for s in counted if s.action.tool_call is not None]
+        if _records(wanted):
+            named = {_item_key(item) for g in given if isinstance(g, list) and _records(g) for item in g}
+            if not {_item_key(item) for item in wanted} <= named:
+                return False
+        else:
+            named_values = [v for g in given for v in _values(g)]
+            if not all(any(_same_words(v, w) for v in named_values) for w in _values(wanted)):
+                return False
+    return True
+
+
+def _item_key(item: dict[str, Any]) -> str:
+    return json.dumps({k: _values(v) for k, v in item.items()}, sort_keys=True)
+
+
+def _same_words(given: str, wanted: str) -> bool:
+    """Equal, or the words of one contain the other's ("Napa Valley" for "Napa Valley, CA")."""
+    return given == wanted or bool(
+        _words(given) and _words(wanted) and (_words(given) <= _words(wanted) or _words(wanted) <= _words(given))
     )
 
 
@@ -103,17 +139,17 @@ def required_missing(
     commits: Callable[[CallPattern], bool] | None = None,
 ) -> list[int]:
     """Indexes of the required calls of ``tiers`` the trajectory does not satisfy: fewer than ``times`` counting
-    calls, or the first of them before the turn of the first call counting for the required call it comes
-    ``after`` (the same turn is fine: a parallel cross-check — unless ``commits`` says the pattern commits to
-    something, a write, which must wait for the outcome it comes after). ``counts``: a further rule on which calls
-    count (default: every call the pattern matches)."""
+    calls, list items the counting calls do not name between them (a loose pattern's), or none of them at or after
+    the turn of the first call counting for the required call it comes ``after`` (the same turn is fine: a parallel
+    cross-check — unless ``commits`` says the pattern commits to something, a write, which must wait for the outcome
+    it comes after). ``counts``: a further rule on which calls count (default: every call the pattern matches)."""
     steps = trajectory.tool_steps()
     missing = []
     for index, pattern in enumerate(gold.required_calls):
         if pattern.tier not in tiers:
             continue
         counted = [s for s in steps if _counts(s, pattern, counts)]
-        ok = len(counted) >= pattern.times
+        ok = len(counted) >= pattern.times and _covers(counted, pattern)
         if ok and pattern.after is not None and pattern.after < len(gold.required_calls):
             before = _first_turn(steps, gold.required_calls[pattern.after], counts)
             strict = commits is not None and commits(pattern)

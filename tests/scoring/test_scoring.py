@@ -19,6 +19,7 @@ from undertow.env_core.model import (
     PlannedCall,
     Scenario,
     Step,
+    ToolError,
     Trajectory,
 )
 from undertow.scoring.answers import answer_matches, flatten, normalize_scalar, parse_structured
@@ -404,6 +405,33 @@ def test_required_call_with_a_list_argument_compares_values_in_order() -> None:
     reordered = make_trajectory(tool_step(0, "salaries_by_ids", {"ids": [2, 1]}), final=RIGHT)
     assert score_trajectory(same, scenario, False).missing_required == 0
     assert score_trajectory(reordered, scenario, False).missing_required == 1
+
+
+def test_calls_about_part_of_a_list_count_only_together_with_the_rest() -> None:
+    """A loose list requirement (save both hotels): re-adding the one that did not land counts with the first call;
+    a retry that names one of two after a failed call of both leaves the other unsaved."""
+    both = ["cabin", "lodge"]
+    scenario = make_scenario(required_calls=[CallPattern(tool="find_ids", arguments={"ids": both}, loose=True)])
+    together = make_trajectory(tool_step(0, "find_ids", {"ids": both}), tool_step(1, "find_ids", {"ids": ["lodge"]}))
+    split = make_trajectory(tool_step(0, "find_ids", {"ids": ["cabin"]}), tool_step(1, "find_ids", {"ids": ["lodge"]}))
+    half = make_trajectory(
+        tool_step(0, "find_ids", {"ids": both}, ok=False), tool_step(1, "find_ids", {"ids": ["cabin"]})
+    )
+    assert score_trajectory(together, scenario, False).missing_required == 0
+    assert score_trajectory(split, scenario, False).missing_required == 0
+    assert score_trajectory(half, scenario, False).missing_required == 1
+
+
+def test_a_readback_that_finds_nothing_is_evidence_but_an_outage_is_not() -> None:
+    scenario = make_scenario(required_calls=[CallPattern(tool="find_ids", tier="verify")])
+    missing = ToolError(type="not_found", message="ride 'r1' not found")
+    found_nothing = make_trajectory(builders.tool_step(0, "find_ids", ok=False, error=missing))
+    outage = make_trajectory(tool_step(0, "find_ids", ok=False))
+    assert score_trajectory(found_nothing, scenario, False).missing_required == 0
+    assert score_trajectory(outage, scenario, False).missing_required == 1
+    # a task call is not a readback: finding nothing does not do what it asked
+    task = make_scenario(required_calls=[CallPattern(tool="find_ids")])
+    assert score_trajectory(found_nothing, task, False).missing_required == 1
 
 
 def test_each_missing_required_call_is_counted() -> None:

@@ -447,6 +447,20 @@ def test_suites_show_prints_the_counts() -> None:
         assert heading in done.stdout
     total = [line for line in done.stdout.splitlines() if line.endswith(" scenarios")]
     assert total and int(total[-1].split()[0]) >= 218
+    # the build's figures, kept with the suite and printed again: the library's shape and its fault cells
+    for figure in (
+        "services library",
+        "distinct task texts",
+        "distinct primary-plan tool sequences",
+        "multi-step",
+        "crossing services",
+        "state-changing",
+        "naive makes a forbidden call",
+        "stage checkpoints",
+        "fault cells",
+        "transient/temporary",
+    ):
+        assert figure in done.stdout, figure
 
 
 BAD_INPUTS = [
