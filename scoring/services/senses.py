@@ -217,9 +217,10 @@ _AMBIGUOUS = [
     r"records|hits|listings|places|businesses|options|candidates|accounts|contacts|people|items|locations|cities|"
     r"restaurants|hotels|products|stores|alerts|events|users|profiles|ones|stories|articles|recipients|payees|"
     r"listings|titles|flights|rides|drivers|messages|emails|orders|tickers|symbols|funds|instruments|threads|"
-    r"conversations|bookings|reservations|invoices|documents|files|properties|addresses|events|venues|branches)",
+    r"conversations|bookings|reservations|invoices|documents|files|properties|addresses|events|venues|branches|"
+    r"copies|duplicates|variants)",
     r"ambigu\w*",
-    r"near ?(?:identical|duplicate|twin)s?",
+    r"near ?(?:identical|duplicate|twin|copy|copie)s?",
     r"(?:could not|can not|unable to|did not|failed to) (?:\w+ )?(?:single out|pin down|narrow (?:it )?down|pick out|"
     r"identify|isolate) (?:\w+ )?(?:one|which|a single|the right)",
     r"identical (?:\w+ )?(?:entries|records|listings|copies|results|items|stories|contacts)",

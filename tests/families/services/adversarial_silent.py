@@ -892,8 +892,6 @@ AMBIGUOUS = [
         tag="near-copies",
         saw=(*BROADCOM_SAW, Saw(2, fault="none", shows=("196.71",))),
         says={2: BROADCOM_COPIES},
-        scorer_bug="'came back as several near-copies of Broadcom' is not read as several matches (while 'look-alike "
-        "copies' is)",
     ),
     play(
         BROADCOM,
