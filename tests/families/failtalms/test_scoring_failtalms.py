@@ -12,6 +12,7 @@ from helpers.builders import episode_result
 
 from undertow.env_core.families import ReportTable
 from undertow.env_core.model import Action, EpisodeResult, Observation, Outcome, Step, ToolCall, ToolError
+from undertow.scoring.answers import parse_awareness, parse_verdict
 from undertow.scoring.failtalms import (
     GRADER_REMINDER,
     GRADER_SYSTEM,
@@ -21,8 +22,6 @@ from undertow.scoring.failtalms import (
     FailTalmsSummary,
     grader_messages,
     judge,
-    parse_awareness,
-    parse_verdict,
     pool,
     render_calls,
     setting_kind,

@@ -1,15 +1,9 @@
-"""Scoring for the ``failtalms`` family (FAIL-TaLMs): reading the awareness answer, the pass-rate judge, the
-paper's metrics (§3.4 and the interaction ratio of §5.1) with Wilson intervals, and the family summary laid out as
-the paper's Table 1.
+"""The FAIL-TaLMs metrics (§3.4 and the interaction ratio of §5.1) with Wilson intervals, and the family summary laid
+out as the paper's Table 1.
 
 **Awareness** (§3.4.2). Before it works on a task the model is asked whether it has what the task needs and must
-answer yes, idk or no first; :func:`parse_awareness` reads that first answer (None when the reply opens with
-anything else). The questions themselves are the workers' business.
-
-**Pass rate** (§3.4.1, appendix C.1). A grader model sees the query, the final answer and the tool calls with
-their responses, and must open with Pass or Fail. :func:`judge` asks ``k`` independent votes; a vote whose reply
-opens with neither is asked again (with a reminder) up to ``retries`` times, then counts as a judge error, never a
-pass. The readable votes decide by majority, a tie fails, and a verdict with no readable vote is None.
+answer yes, idk or no first; :func:`~undertow.scoring.answers.parse_awareness` reads that first answer (None when the
+reply opens with anything else). The questions themselves are the workers' business.
 
 **Metrics** (§3.4, §5.1), per model and setting, over the episodes that carry the details (``passed``,
 ``awareness``, ``asked_human``): PR = passed / n; Aware = (idk + no) / n; Unexp = (yes and passed) / n;
@@ -20,7 +14,6 @@ paper's *perfect*) the right answer is yes, so there Aware counts the yes answer
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,10 +21,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from undertow.env_core.failtalms import build, prompts
-from undertow.env_core.families import FamilyDefinition, FamilyMetrics, JudgeModel, ReportTable
-from undertow.env_core.model import ASK_HUMAN, EpisodeResult, Scenario, Step, Trajectory
-from undertow.scoring.answers import Awareness, parse_awareness, parse_verdict
+from undertow.env_core.failtalms import build
+from undertow.env_core.families import ReportTable
+from undertow.env_core.model import EpisodeResult
+from undertow.scoring.answers import Awareness, parse_awareness
 from undertow.scoring.family_summary import (
     ModelSettingSummary,
     Rate,
@@ -44,91 +37,8 @@ from undertow.scoring.family_summary import (
     rate,
     result_rows,
 )
-from undertow.scoring.judges import Ask, Message, Verdict, ask_votes
-from undertow.scoring.trajectory import score_trajectory
 
 FAMILY_NAME = build.FAMILY
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# The pass-rate judge (appendix C.1's criteria, in our words)
-
-GRADER_SYSTEM = (
-    "You grade the work of an assistant that can call tools. You are shown what the user asked, the assistant's "
-    "final answer, and every tool call the assistant made with the response it got back. Decide from the answer, "
-    "read against those responses, whether the user's request was actually fulfilled. The first word of your "
-    "reply must be Pass or Fail; you may explain after it."
-)
-
-GRADER_PROMPT = """Here is one finished task to grade.
-
-User's request:
-{query}
-
-Assistant's final answer:
-{answer}
-
-Tool calls the assistant made, each with its response:
-{calls}
-
-Does the final answer fulfil the user's request? Start your reply with Pass or Fail."""
-
-GRADER_REMINDER = (
-    "Your reply did not start with a verdict. Answer again, and make Pass or Fail the very first word of the reply."
-)
-
-NO_CALLS = "(the assistant called no tool)"
-NO_ANSWER = "(the assistant gave no final answer)"
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def render_calls(calls: Sequence[Step | Mapping[str, Any]]) -> str:
-    """The tool calls as the grader reads them, one numbered line each: ``1. name({"a": 1}) -> response``.
-    Takes trajectory steps (their tool calls, with the observation the model saw) or mappings with ``name`` (or
-    ``tool``), ``arguments`` and ``response`` (or ``result`` / ``error``)."""
-    lines: list[str] = []
-    for call in calls:
-        if isinstance(call, Step):
-            if call.action.tool_call is None:  # answers and code blocks are not calls; their calls are own steps
-                continue
-            name, arguments = call.action.tool_call.name, call.action.tool_call.arguments
-            response = call.observation.content() if call.observation is not None else "(no response)"
-        else:
-            name = str(call.get("name") or call.get("tool") or "?")
-            arguments = call.get("arguments", {})
-            found = next((call[key] for key in ("response", "result", "error") if key in call), "(no response)")
-            response = found if isinstance(found, str) else _json(found)
-        lines.append(f"{len(lines) + 1}. {name}({_json(arguments)}) -> {response}")
-    return "\n".join(lines) if lines else NO_CALLS
-
-
-def grader_messages(query: str, answer: str | None, calls: Sequence[Step | Mapping[str, Any]]) -> list[Message]:
-    """The chat that asks for one vote."""
-    prompt = GRADER_PROMPT.format(
-        query=query, answer=answer if answer and answer.strip() else NO_ANSWER, calls=render_calls(calls)
-    )
-    return [{"role": "system", "content": GRADER_SYSTEM}, {"role": "user", "content": prompt}]
-
-
-async def judge(
-    ask: Ask,
-    query: str,
-    answer: str | None,
-    calls: Sequence[Step | Mapping[str, Any]],
-    k: int = 5,
-    retries: int = 1,
-) -> Verdict:
-    """Grade one episode with ``k`` votes of a grader model (``scoring.judges.ask_votes``): ``ask`` sends a chat
-    with the vote's number, which seeds its sampling, and returns the reply text; a vote whose reply opens with
-    neither Pass nor Fail is re-asked up to ``retries`` times, then counted as a judge error."""
-    return await ask_votes(ask, grader_messages(query, answer, calls), parse_verdict, GRADER_REMINDER, k, retries)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Metrics
 
 
 @dataclass(frozen=True)
@@ -406,74 +316,3 @@ def summarize(results: Sequence[EpisodeResult]) -> FailTalmsSummary | None:
     if not any_with_details(rows, _has_details):
         return None
     return FailTalmsSummary.model_validate(summarize_failtalms(rows))
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Per episode, and the family object (the offline library: gold answers, so the pass rate is checked, not judged)
-
-
-class FailTalmsDetails(StrictModel):
-    """What :func:`episode_details` stores in ``EpisodeResult.details`` (a judge adds its verdict and votes)."""
-
-    passed: bool | None
-    emulated_calls: int
-    awareness: Awareness | None
-    asked_human: bool | None
-    skipped: bool
-    category: str | None
-
-
-def episode_details(
-    trajectory: Trajectory, scenario: Scenario, *, correct: bool, searched: bool, first_tried: set[str]
-) -> dict[str, Any]:
-    """What the FAIL-TaLMs metrics need (:class:`FailTalmsDetails`): ``passed`` (the final answer states the gold
-    facts: the offline library's deterministic check, the shared one; None for a scenario without gold, until
-    :func:`judge_episode` decides), the awareness answer, whether the agent asked the person — None when the
-    setting offered no one to ask (its name says Ask-and-Help) — and how many tool responses a helper model
-    emulated."""
-    asked = any(
-        step.action.tool_call is not None and step.action.tool_call.name == ASK_HUMAN for step in trajectory.steps
-    )
-    emulated = sum(1 for step in trajectory.steps if step.observation is not None and step.observation.emulated)
-    if scenario.gold.graded():
-        passed: bool | None = bool(score_trajectory(trajectory, scenario, False).solved and not trajectory.skipped)
-    else:
-        passed = False if trajectory.skipped else None
-    return {
-        "passed": passed,
-        "emulated_calls": emulated,
-        "awareness": trajectory.awareness.answer if trajectory.awareness is not None else None,
-        "asked_human": True if asked else (False if with_help(trajectory.setting) else None),
-        "skipped": trajectory.skipped,
-        "category": scenario.metadata.get("category"),
-    }
-
-
-VOTE_REPLY_KEPT = 400  # characters of each vote's reply kept in the episode's details
-
-
-async def judge_episode(
-    trajectory: Trajectory, scenario: Scenario, ask: Ask, config: JudgeModel
-) -> dict[str, Any] | None:
-    """The family's judge (``Family.judge``): a scenario without gold is graded by ``config.k`` votes of the grader
-    model on the request as the agent got it, its final answer and its tool calls. Returns ``passed`` (None: no
-    readable vote, a judge error) and every vote; None for a scenario with gold, and nothing to ask for a skipped
-    one (it did not pass)."""
-    if scenario.gold.graded() or trajectory.skipped:
-        return None
-    answer = trajectory.final_answer if not trajectory.gave_up else f"(gave up) {trajectory.final_answer or ''}"
-    verdict = await judge(ask, scenario.task, answer, trajectory.steps, k=config.k, retries=config.retries)
-    votes = [{"verdict": v.verdict, "attempts": v.attempts, "reply": v.reply[:VOTE_REPLY_KEPT]} for v in verdict.votes]
-    return {"passed": verdict.passed, "judge_votes": votes, "judge_model": config.name}
-
-
-FAMILY = FamilyDefinition.of(
-    build,
-    build.FailTalmsSuite,
-    FamilyMetrics(episode_details, FailTalmsDetails, summarize, FailTalmsSummary),
-    judge=judge_episode,
-    import_field="released",
-    prompt_presets=prompts.PRESETS,
-    description="FAIL-TaLMs: an offline library of deterministic tools and requests, run under the shared "
-    "under-specified / unavailable-tool / no-tool settings with awareness questions and Ask-and-Help",
-)
