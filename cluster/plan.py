@@ -200,6 +200,16 @@ def check_protocol(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) ->
             )
 
 
+def check_families(config: SweepConfig, loaded: list[tuple[SuiteRef, Suite]]) -> None:
+    """What each suite's family refuses in this sweep (``Family.plan_check``: a paper's protocol that the settings
+    would break, say): the first problem stops the plan."""
+    for i, (ref, suite) in enumerate(loaded):
+        check = get_family(suite.family, ref.family_ref).plan_check
+        problems = check(config, i, suite) if check is not None else []
+        if problems:
+            raise problems[0]
+
+
 def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     """Expand models × suites × settings × seeds × scenarios into shards of at most ``run.shard_size`` episodes.
 
@@ -216,6 +226,7 @@ def plan_sweep(config: SweepConfig, now: datetime | None = None) -> RunManifest:
     check_hints(config, loaded)
     check_protocol(config, loaded)
     check_helpers(config, loaded)
+    check_families(config, loaded)
     # a setting's condition (FAIL-TaLMs) leaves out the scenarios it cannot apply to: said, never silent
     applicable: dict[tuple[str, str], list[Scenario]] = {}
     for ref, suite in loaded:

@@ -31,6 +31,7 @@ from undertow.cluster.deployments import (
     plan_waves,
     start_replica,
 )
+from undertow.cluster.pairing import run_pairing
 from undertow.cluster.plan import RunManifest
 from undertow.cluster.store import RunStore
 from undertow.env_core.errors import TRACE_FRAMES, InfraError, UndertowError, describe, rerunnable, strip_ansi
@@ -137,7 +138,11 @@ def execute(
     Shards of built-in policies and external endpoints run first; then models that undertow serves with vLLM, in
     waves packed onto the GPUs of each node: each wave's servers start together, its shards run, its servers stop.
     ``notify`` hears about deployments as they start and stop. Raises ``PlacementError`` before running anything
-    when a served model cannot fit the cluster."""
+    when a served model cannot fit the cluster.
+
+    A shard whose episodes a family pairs with other episodes (``Family.pairs_with``: the judge reads their
+    answers) runs after the shards holding those are committed, and is handed their answers from the store
+    (``ShardSpec.paired_answers``), in the first pool and in every wave alike."""
     done = store.committed()
     pending = [s for s in manifest.shards if s.shard_id not in done]
     execution = Execution()
@@ -174,14 +179,28 @@ def execute(
     if not runnable:
         return execution
 
+    pairing = run_pairing(manifest, store)
+    pending_ids = {s.shard_id for s in pending}
+
+    def blocked(shard: ShardSpec) -> bool:
+        # waits while a shard it is paired with is still to run in this execution (a paired shard is the same
+        # model's, so it runs in the same pool or wave)
+        waiting = pairing.needs(shard.shard_id) & pending_ids
+        return bool(waiting - set(execution.committed))
+
+    def paired(shard: ShardSpec) -> ShardSpec:
+        return pairing.fill(shard, store)
+
     start_index_actors(runnable)
     size = max(1, min(workers or int(ray.cluster_resources().get("CPU", 1)), len(runnable)))
     pool = _WorkerPool(size, execution, commit)
     try:
-        pool.run([s for s in runnable if not isinstance(s.model, VLLMModel)])
+        pool.run([s for s in runnable if not isinstance(s.model, VLLMModel)], prepare=paired, blocked=blocked)
         served = [s for s in runnable if isinstance(s.model, VLLMModel)]
         for wave in waves:
-            _serve_wave(wave, served, pool, store, size, execution, notify or (lambda _: None))
+            _serve_wave(
+                wave, served, pool, store, size, execution, notify or (lambda _: None), prepare=paired, blocked=blocked
+            )
     finally:
         pool.close()
         release_index_actors()
@@ -294,9 +313,13 @@ def _serve_wave(
     workers: int,
     execution: Execution,
     notify: Callable[[str], None],
+    prepare: Callable[[ShardSpec], ShardSpec] = lambda shard: shard,
+    blocked: Callable[[ShardSpec], bool] | None = None,
 ) -> None:
     """Start every replica of the wave at once, run their shards, stop them. A model none of whose replicas can
-    be placed or started within its deadlines gets every episode recorded as infra_error, with the reason."""
+    be placed or started within its deadlines gets every episode recorded as infra_error, with the reason.
+    ``prepare`` and ``blocked`` are the pool's (:meth:`_WorkerPool.run`); a shard is given its replica after
+    ``prepare``."""
     workdir = str((store.folder / "deployments").resolve())  # absolute: replicas on other nodes write there too
     models = {p.model.name: p.model for p in wave}
     actors: dict[tuple[str, int], Any] = {}
@@ -343,7 +366,8 @@ def _serve_wave(
                 execution.unreachable[name] = f"vLLM deployment failed: {lost[0]}"
                 notify(f"model '{name}': vLLM deployment failed, its episodes are infra_error")
         replicas = _Replicas(started, execution, notify)
-        pool.run([s for s in served if s.model.name in models], prepare=replicas.assign)
+        shards = [s for s in served if s.model.name in models]
+        pool.run(shards, prepare=lambda shard: replicas.assign(prepare(shard)), blocked=blocked)
     finally:
         # stop ends every server's process group (an actor never placed has none); then the actors go
         stopping = time.monotonic()
@@ -388,9 +412,15 @@ class _WorkerPool:
                 continue  # died before its first shard (its node went away)
             self.idle.append(actor)
 
-    def run(self, shards: list[ShardSpec], prepare: Callable[[ShardSpec], ShardSpec | str] | None = None) -> None:
+    def run(
+        self,
+        shards: list[ShardSpec],
+        prepare: Callable[[ShardSpec], ShardSpec | str] | None = None,
+        blocked: Callable[[ShardSpec], bool] | None = None,
+    ) -> None:
         """Run ``shards``; ``prepare`` may rewrite a shard just before it is submitted, or say (a string) why it
-        cannot run: it is then recorded as infra_error."""
+        cannot run: it is then recorded as infra_error. A shard ``blocked`` says must wait is passed over until
+        it no longer must (a shard committed since), or until nothing else is in flight or could run."""
         runnable = deque(shards)
         in_flight: dict[ray.ObjectRef, tuple[ShardSpec, Any]] = {}
         while runnable or in_flight:
@@ -401,7 +431,9 @@ class _WorkerPool:
                     self.commit(infra_error_shard(runnable.popleft(), reason))
                 return
             while runnable and self.idle:
-                shard = runnable.popleft()
+                shard = _next(runnable, blocked, waiting=bool(in_flight))
+                if shard is None:
+                    break  # every shard left waits for one in flight
                 ready = prepare(shard) if prepare is not None else shard
                 if isinstance(ready, str):
                     self.commit(infra_error_shard(shard, ready))
@@ -441,6 +473,16 @@ class _WorkerPool:
         for actor in [*self.idle, *self.unplaced.values()]:
             ray.kill(actor, no_restart=True)
         self.idle, self.unplaced = [], {}
+
+
+def _next(runnable: deque[ShardSpec], blocked: Callable[[ShardSpec], bool] | None, waiting: bool) -> ShardSpec | None:
+    """Take the first shard of ``runnable`` that ``blocked`` lets run. None when every one must wait and some
+    shard is in flight (``waiting``); with nothing in flight, the first one: what it waits for will not come."""
+    for index, shard in enumerate(runnable):
+        if blocked is None or not blocked(shard):
+            del runnable[index]
+            return shard
+    return None if waiting else runnable.popleft()
 
 
 def start_index_actors(shards: Iterable[ShardSpec]) -> None:

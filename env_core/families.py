@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypedDict, U
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from undertow.env_core.errors import ConfigError, close_match, did_you_mean
+from undertow.env_core.faults import Setting
 from undertow.env_core.model import EpisodeResult, HelperModel, Scenario, Strict, ToolSpec, Trajectory
 from undertow.env_core.prompts import PROTOCOL_TEXTS, PromptPreset
 from undertow.env_core.search import ToolAccess
@@ -336,6 +337,32 @@ EpisodeScorer = Callable[..., Any]
 EpisodeJudge = Callable[..., Awaitable[dict[str, Any] | None]]
 
 
+# A family's checks of a sweep before it is planned: called as ``plan_check(config, index, suite)`` for each suite of
+# the family, with the sweep config (a ``cluster.config.SweepConfig``: typed loosely, env_core sits below cluster),
+# the suite's index in ``config.suites`` and the loaded ``env_core.suites.Suite``; returns what the family's protocol
+# cannot run as asked, each a ConfigError naming its field ([] when nothing). The planner refuses the sweep with the
+# first one, before any episode runs.
+PlanCheck = Callable[[Any, int, Any], list[ConfigError]]
+
+
+# A family whose judge reads another episode's answer (FAIL-TaLMs compares a No-tools answer with the same model's
+# Perfect one): called as ``pairs_with(scenario, scenarios, setting, settings)`` with a planned episode's scenario,
+# its suite's scenarios, the episode's setting and the sweep's settings (in order); returns the (scenario id,
+# setting name) of the episode of the same model, suite and seed it is paired with, or None. The scheduler runs a
+# shard after the shards its episodes are paired with are committed and hands it their final answers
+# (``ShardSpec.paired_answers``); just before the judge, ``attach_pair(scenario, answer, paired_scenario)`` gives the
+# scenario the judge is shown, carrying that answer (None: the paired episode gave none) and whose it was.
+EpisodePairing = Callable[[Scenario, Sequence[Scenario], Setting, Sequence[Setting]], tuple[str, str] | None]
+PairAttacher = Callable[[Scenario, str | None, str], Scenario]  # (scenario, the paired answer, its scenario id)
+
+
+# A family's reader of a benchmark's published per-episode outputs, for ``undertow import FAMILY PATH --results
+# DIR``: called as ``import_results(config, results)`` with the suite config of the released files (its import
+# field set) and the outputs folder; returns an ``env_core.reference.ImportedResults`` (typed loosely here, as
+# SuiteAdapter is), which the cluster writes into the run store as one reference run.
+ResultsImporter = Callable[["SuiteConfig", Path], Any]
+
+
 class ToolDocumenter(Protocol):
     """What a family offers when a model may write its tools' documentation (``undertow build --docs-model-url``):
     the pure parts; the calling loop is ``undertow.workers.docgen``."""
@@ -382,9 +409,16 @@ class Family(Protocol):
     judge: EpisodeJudge | None
     # the suite field naming a benchmark's released files, for ``undertow import``
     import_field: str | None
+    # reads the authors' published outputs as a reference run (``undertow import --results``; None when none)
+    import_results: ResultsImporter | None
     # a paper's prompts ({} when none): agent presets (``agent.prompt: NAME``) and the ``protocol`` texts
     # (env_core.prompts)
     prompt_presets: Mapping[str, PromptPreset]
+    # what the family's protocol refuses in a sweep, checked when it is planned (None when nothing)
+    plan_check: PlanCheck | None
+    # which episode's answer an episode's judge reads, and how the scenario carries it (None when no pairing)
+    pairs_with: EpisodePairing | None
+    attach_pair: PairAttacher | None
 
     def source_digest(self, config: SuiteConfig) -> str:
         """A content hash of the source data ``config`` builds from: with the build fields, the cache key."""
@@ -466,11 +500,15 @@ class FamilyOptions(TypedDict, total=False):
     :meth:`FamilyDefinition.of`."""
 
     adapt: SuiteAdapter | None
+    attach_pair: PairAttacher | None
     documenter: ToolDocumenter | None
     folder_config: type[FolderSuite] | None
     import_field: str | None
+    import_results: ResultsImporter | None
     judge: EpisodeJudge | None
     layouts: Layouts
+    pairs_with: EpisodePairing | None
+    plan_check: PlanCheck | None
     prompt_presets: Mapping[str, PromptPreset]
     score: EpisodeScorer | None
 
@@ -497,7 +535,11 @@ class FamilyDefinition:
     adapt: SuiteAdapter | None = None
     judge: EpisodeJudge | None = None
     import_field: str | None = None
+    import_results: ResultsImporter | None = None
     prompt_presets: Mapping[str, PromptPreset] = field(default_factory=dict)
+    plan_check: PlanCheck | None = None
+    pairs_with: EpisodePairing | None = None
+    attach_pair: PairAttacher | None = None
 
     @classmethod
     def of(

@@ -44,7 +44,7 @@ from undertow.env_core.model import (
 )
 
 Harness = Literal["none", "preamble", "schema_notes", "few_shot"]
-Awareness = Literal["none", "info", "tool"]
+Awareness = Literal["none", "info", "tool", "both"]  # both: FAIL-TaLMs' Perfect asks the tool question, then info
 
 
 class Setting(Strict):
@@ -81,7 +81,8 @@ class Setting(Strict):
     awareness: Awareness = Field(
         default="none",
         description="before acting, ask the agent whether it has the information (info) or the tools (tool) it "
-        "needs: Yes / IDK / No, and No skips the task (FAIL-TaLMs §3.4.2)",
+        "needs, or both questions (both: the tool answer counts when readable, else the info answer): Yes / IDK / "
+        "No, and No skips the task (FAIL-TaLMs §3.4.2)",
     )
     description: str = ""
 
@@ -217,13 +218,17 @@ def posed(scenario: Scenario, setting: Setting) -> Scenario:
     if setting.condition == "underspecified" and scenario.condition is None:
         mask = mask_of(scenario)
         if mask is not None:
-            hidden = {"tool": mask.tool, "argument": mask.argument, "value": mask.value, "phrase": mask.phrase}
-            scenario = scenario.model_copy(
-                update={"task": mask.task, "metadata": {**scenario.metadata, "masked": hidden}}
-            )
+            scenario = with_mask(scenario, mask)
     if not setting.hints or not scenario.hint:
         return scenario
     return scenario.model_copy(update={"task": f"{scenario.task}{HINT_PREFIX}{scenario.hint}"})
+
+
+def with_mask(scenario: Scenario, mask: Mask) -> Scenario:
+    """``scenario`` asked with ``mask``'s task, the value it leaves out kept in ``metadata["masked"]`` (what the
+    person of Ask-and-Help answers with); its gold stays the full request's."""
+    hidden = {"tool": mask.tool, "argument": mask.argument, "value": mask.value, "phrase": mask.phrase}
+    return scenario.model_copy(update={"task": mask.task, "metadata": {**scenario.metadata, "masked": hidden}})
 
 
 def _words(name: str) -> str:
@@ -249,13 +254,17 @@ def automatic_mask(scenario: Scenario) -> Mask | None:
 
 
 def mask_of(scenario: Scenario) -> Mask | None:
-    """The under-specified variant a scenario is run as: its first hand-written mask, else an automatic one."""
+    """The under-specified variant a scenario is run as: its first hand-written mask, else an automatic one (a
+    library with several masks per request ships the others as scenarios of their own, already in the
+    underspecified condition: FAIL-TaLMs' offline library does)."""
     return scenario.masks[0] if scenario.masks else automatic_mask(scenario)
 
 
 def condition_removes(scenario: Scenario, condition: Condition) -> list[str]:
     """The tools a condition takes away from a scenario: the first primary-plan tool of the wanted kind
-    (replaceable / non_replaceable, as the scenario flags them), or every tool it lists (no_tools)."""
+    (replaceable / non_replaceable, as the scenario flags them), or every tool it lists (no_tools). A tool has one
+    flag, so a (scenario, tool) pair lies in one unavailable-tool split only; a scenario with tools of both kinds is
+    in both, each time with another tool removed (as 102 requests of the released files are)."""
     if condition == "no_tools":
         return list(dict.fromkeys([*scenario.tools, *scenario.hidden_tools]))
     if condition in ("replaceable", "non_replaceable"):

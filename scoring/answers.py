@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 from decimal import Decimal, localcontext
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from undertow.env_core.text import fenced_blocks, strip_fence
 from undertow.env_core.untrusted import MAX_DEPTH, clean_value
@@ -253,9 +253,17 @@ def _records_match(value: Any, structured: bool, gold: list[dict[Any, Any]], ord
 
 Awareness = Literal["yes", "idk", "no"]
 VerdictWord = Literal["pass", "fail"]
+ComparisonWord = Literal["win", "tie", "lose"]
+# How a helper's or a model's reply is read. ``authors``: as FAIL-TaLMs' own code reads it, the reply's first
+# characters, case aside (the family's default, so that its numbers are the paper's); ``robust``: undertow's reader,
+# which looks past markup and quotes, knows the spelled-out forms and refuses a word that is not the answer.
+Reader = Literal["authors", "robust"]
+READERS: tuple[Reader, ...] = ("authors", "robust")
+_Label = TypeVar("_Label", bound=str)
 
 
-# Reading a reply's first word: awareness answers (Yes / IDK / No) and graders' verdicts (Pass / Fail)
+# Reading a reply's first word: awareness answers (Yes / IDK / No), graders' verdicts (Pass / Fail) and pairwise
+# comparisons (Win / Tie / Lose)
 
 # what may come before the first word: whitespace, markdown emphasis / headings / quotes / code, quotation marks
 # and an opening bracket; none of them changes what the answer is
@@ -266,11 +274,22 @@ _AWARENESS = re.compile(
           |i\s+(?:do\s+not|don'?t)\s+know
           |(?:i'?m\s+|i\s+am\s+)?(?:unsure|uncertain|not\s+sure))
         |(?P<yes>yes)
-        |(?P<no>no)
+        # "nope" is a no; "no problem" / "no doubt" say nothing missing: not a no, so not read
+        |(?P<no>nope|no(?!\s+(?:problems?|worries|doubt|issues?)(?!\w)))
     )(?!\w)""",
     re.VERBOSE,
 )
-_VERDICT = re.compile(r"^(?:(?P<pass>pass(?:ed|es)?)|(?P<fail>fail(?:ed|s)?))(?!\w)")
+# a verdict word, unless it is the first half of the label "Pass/Fail" or "Pass or Fail"
+_VERDICT = re.compile(r"^(?:(?P<pass>pass(?:ed|es)?)|(?P<fail>fail(?:ed|s)?))(?!\w)(?!\s*(?:/|or\s)\s*(?:pass|fail))")
+# a label before the verdict ("Pass/Fail: Fail", "Verdict - Pass"): the verdict is the word after it
+_VERDICT_LABEL = re.compile(
+    r"^(?:pass\s*(?:/|or)\s*fail|fail\s*(?:/|or)\s*pass|verdict|grade|result|decision)\W*?[:=\-–—]+"
+)
+_COMPARISON = re.compile(r"^(?:(?P<win>win(?:s|ning)?|won)|(?P<tie>tie[sd]?)|(?P<lose>los(?:e|es|t)))(?!\w)")
+# the authors' reading: the reply, whitespace around it dropped, starts with the word (any case); first match wins
+_AUTHORS_AWARENESS: tuple[tuple[str, Awareness], ...] = (("yes", "yes"), ("no", "no"), ("idk", "idk"))
+_AUTHORS_VERDICT: tuple[tuple[str, VerdictWord], ...] = (("pass", "pass"), ("fail", "fail"))
+_AUTHORS_COMPARISON: tuple[tuple[str, ComparisonWord], ...] = (("win", "win"), ("tie", "tie"), ("lose", "lose"))
 
 
 def _opening(text: str | None) -> str:
@@ -281,9 +300,26 @@ def _opening(text: str | None) -> str:
     return _LEAD.sub("", text.replace("’", "'").replace("‘", "'")).casefold()
 
 
-def parse_awareness(text: str | None) -> Awareness | None:
-    """The answer an awareness reply opens with: ``yes``, ``idk`` (also "I don't know", "I do not know",
-    "unsure", "not sure") or ``no``; None when the reply opens with other words (the answer must come first)."""
+def _leading(text: str | None, words: tuple[tuple[str, _Label], ...]) -> _Label | None:
+    """The authors' reader: the label of the first word the reply starts with (case aside, no markup skipped:
+    ``**Yes**`` reads as nothing, ``Nope`` as no). Whitespace around the reply is the one thing dropped: a server
+    may add it, a model cannot mean anything by it."""
+    if not isinstance(text, str):
+        return None
+    opening = text.strip().casefold()
+    return next((label for word, label in words if opening.startswith(word)), None)
+
+
+def parse_awareness(text: str | None, reader: Reader = "robust") -> Awareness | None:
+    """The answer an awareness reply opens with: ``yes``, ``idk`` or ``no``; None when it is not readable.
+
+    ``robust`` (the default; a family whose paper read the replies otherwise chooses ``authors``): markup and quotes
+    before the answer are skipped, "I don't know", "I do not know", "unsure", "not sure" read as idk and "Nope" as
+    no, while a reply that opens with other words ("No problem, ...", "Answer: Yes") is not read. ``authors``: the
+    reply must start with yes, no or idk, any case, and nothing else counts ("No problem, ..." is a no, "**Yes**"
+    and "I don't know" are unreadable)."""
+    if reader == "authors":
+        return _leading(text, _AUTHORS_AWARENESS)
     found = _AWARENESS.match(_opening(text))
     if found is None:
         return None
@@ -292,10 +328,31 @@ def parse_awareness(text: str | None) -> Awareness | None:
     return "yes" if found.group("yes") else "no"
 
 
-def parse_verdict(text: str | None) -> VerdictWord | None:
-    """The verdict a grader reply opens with (``Pass`` / ``Fail``, any case, markup and quotes allowed before it);
-    None when it opens with anything else."""
-    found = _VERDICT.match(_opening(text))
+def parse_verdict(text: str | None, reader: Reader = "robust") -> VerdictWord | None:
+    """The verdict a grader reply opens with, ``pass`` or ``fail``; None when it is not readable.
+
+    ``robust``: any case, markup and quotes allowed before it, and after a label ("Pass/Fail: Fail" and "Verdict:
+    Pass" read the word after the colon); a longer word ("Passable", "Failure") is not a verdict. ``authors``: the
+    reply starts with pass or fail, any case ("Pass/Fail: Fail" is a pass, "**Fail**" unreadable)."""
+    if reader == "authors":
+        return _leading(text, _AUTHORS_VERDICT)
+    opening = _opening(text)
+    label = _VERDICT_LABEL.match(opening)
+    if label is not None:
+        opening = _opening(opening[label.end() :])
+    found = _VERDICT.match(opening)
     if found is None:
         return None
     return "pass" if found.group("pass") else "fail"
+
+
+def parse_comparison(text: str | None, reader: Reader = "robust") -> ComparisonWord | None:
+    """How a pairwise comparison reply opens: ``win``, ``tie`` or ``lose`` (the first answer against the second);
+    None when it is not readable. ``robust`` skips markup and quotes and knows "wins", "won", "tied", "lost";
+    ``authors`` wants the reply to start with win, tie or lose, any case."""
+    if reader == "authors":
+        return _leading(text, _AUTHORS_COMPARISON)
+    found = _COMPARISON.match(_opening(text))
+    if found is None:
+        return None
+    return "win" if found.group("win") else ("tie" if found.group("tie") else "lose")

@@ -9,7 +9,7 @@ reminder while its reply opens with no verdict — and :func:`decide` takes the 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,6 +18,7 @@ Message = dict[str, str]
 Ask = Callable[[list[Message], int], Awaitable[str]]
 # how a reply reads: "pass", "fail", or None when it opens with neither
 Read = Callable[[str], Literal["pass", "fail"] | None]
+_Label = TypeVar("_Label")
 
 
 class Vote(BaseModel):
@@ -53,25 +54,38 @@ def decide(votes: Sequence[Vote]) -> bool | None:
     return passes > fails
 
 
-async def _vote(ask: Ask, messages: list[Message], read: Read, reminder: str, retries: int, seed: int) -> Vote:
+async def ask_until_read(
+    ask: Ask, messages: list[Message], read: Callable[[str], _Label | None], reminder: str, retries: int, seed: int
+) -> tuple[str, _Label | None, int]:
+    """Ask one chat with ``seed`` until ``read`` finds an answer in the reply, re-asking up to ``retries`` times
+    with ``reminder``: the last reply, what it read as (None: never readable) and how many times it was asked. A
+    re-ask keeps the unreadable reply in the conversation, so the reminder refers to it (and the request differs:
+    a cached or seeded endpoint would give the same reply to the same request)."""
     chat = list(messages)
     reply = ""
     for attempt in range(1, retries + 2):
         reply = await ask(list(chat), seed)
-        verdict = read(reply)
-        if verdict is not None:
-            return Vote(reply=reply, verdict=verdict, attempts=attempt)
-        # keep the unreadable reply in the conversation, so the reminder refers to it
+        found = read(reply)
+        if found is not None:
+            return reply, found, attempt
         chat += [{"role": "assistant", "content": reply or ""}, {"role": "user", "content": reminder}]
-    return Vote(reply=reply or "", verdict="error", attempts=retries + 1)
+    return reply or "", None, retries + 1
+
+
+async def _vote(ask: Ask, messages: list[Message], read: Read, reminder: str, retries: int, seed: int) -> Vote:
+    verdict: Literal["pass", "fail"] | None
+    reply, verdict, attempts = await ask_until_read(ask, messages, read, reminder, retries, seed)
+    return Vote(reply=reply, verdict="error" if verdict is None else verdict, attempts=attempts)
 
 
 async def ask_votes(
     ask: Ask, messages: list[Message], read: Read, reminder: str, k: int = 5, retries: int = 1
 ) -> Verdict:
     """``k`` votes on one chat, one after another, each re-asked up to ``retries`` times (with ``reminder``) while
-    ``read`` finds no verdict in its reply, then counted as an error — never a pass. An exception from ``ask`` (the
-    grader's endpoint failing) is the caller's to handle: it says nothing about the graded model."""
+    ``read`` finds no verdict in its reply, then counted as an error — never a pass. Vote ``i`` is sampled with
+    seed ``i``: the votes differ only when the grader samples (a temperature above 0; at 0 they are one vote
+    repeated), and a rerun repeats them. An exception from ``ask`` (the grader's endpoint failing) is the caller's
+    to handle: it says nothing about the graded model."""
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     if retries < 0:

@@ -41,8 +41,9 @@ from undertow.env_core.prompts import PromptPreset
 from undertow.env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
 from undertow.env_core.text import strip_fence
 from undertow.env_core.untrusted import clean_value
-from undertow.scoring.answers import Awareness, parse_awareness
+from undertow.scoring.answers import Awareness, Reader, parse_awareness
 from undertow.workers.clients import ChatReply, ModelClient
+from undertow.workers.finishing import finishes, run_finishing, tool_definitions
 from undertow.workers.parsers import (
     choice_label,
     parse_choice,
@@ -155,6 +156,12 @@ class AgentConfig(Strict):
         description="codeact under the default preset: the instructions before the function list (a family's "
         "preset brings its own)",
     )
+    awareness_reader: Reader | None = Field(
+        default=None,
+        description="how an awareness reply is read: authors (it starts with yes, no or idk, any case, as "
+        "FAIL-TaLMs' code read it) or robust (undertow's reader: markup skipped, spelled-out forms known); default: "
+        "authors under a preset that answers through a finish tool (FAIL-TaLMs' protocol), else robust",
+    )
     step_timeout_s: float = Field(
         default=10.0,
         gt=0,
@@ -200,6 +207,13 @@ class AgentConfig(Strict):
             return self.failure_advice
         preset = self.preset
         return preset.failure_advice if preset is not None else True
+
+    @property
+    def reads_awareness(self) -> Reader:
+        """How awareness replies are read (``awareness_reader``, else the protocol's reader)."""
+        if self.awareness_reader is not None:
+            return self.awareness_reader
+        return "authors" if finishes(self.preset) else "robust"
 
     @property
     def offers_give_up(self) -> bool:
@@ -359,7 +373,12 @@ async def run_agent(
 
     A reply without structured ``tool_calls`` whose text holds a call (the server's tool-call parser or chat template
     does not match the model) runs that call, and its turn records the parser stage that read it; text that tries
-    to call but cannot be read is a parse error fed back to the model. Only plain text is a final answer."""
+    to call but cannot be read is a parse error fed back to the model. Only plain text is a final answer. A preset
+    with a finish tool (FAIL-TaLMs') plays its own loop (``workers.finishing``)."""
+    if finishes(config.preset):
+        assert config.preset is not None
+        prompt = system_prompt(config, env.scenario.family)
+        return await run_finishing(env, client, prompt, config.max_turns, config.preset, trajectory)
     start = env.reset()
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": system_prompt(config, env.scenario.family)},
@@ -863,38 +882,77 @@ PROTOCOLS = {
 AWARENESS_TURN = -1  # the awareness question's turn comes before the protocol's first (turn 0)
 
 
-def awareness_request(env: Environment, kind: str) -> list[dict[str, Any]]:
-    """The awareness question as a chat: its system prompt, then the question, the request and the tools (names and
-    descriptions, as the paper lists them)."""
-    functions = json.dumps([{"name": t.name, "description": t.description} for t in env.tools()], ensure_ascii=False)
+PRESET_AWARENESS_ATTEMPTS = 3  # under a finish-tool preset (FAIL-TaLMs' protocol): asked up to 3 times, as there
+
+
+def awareness_request(env: Environment, kind: str, preset: PromptPreset | None = None) -> list[dict[str, Any]]:
+    """The awareness question as a chat: its system prompt, then the question, the request and the tools: names and
+    descriptions, or under a finish-tool ``preset`` the functions the agent will be offered, each with its full
+    parameter schema (``workers.finishing.tool_definitions``)."""
+    if finishes(preset):
+        assert preset is not None
+        listed: list[dict[str, Any]] = tool_definitions(env, preset)
+    else:
+        listed = [{"name": t.name, "description": t.description} for t in env.tools()]
+    functions = json.dumps(listed, ensure_ascii=False)
     return awareness_messages(kind, env.scenario.family, query=env.scenario.task, functions=functions)
 
 
 async def ask_awareness(
-    env: Environment, client: ModelClient, kind: Literal["info", "tool"], trajectory: Trajectory
+    env: Environment,
+    client: ModelClient,
+    kind: Literal["info", "tool", "both"],
+    trajectory: Trajectory,
+    config: AgentConfig | None = None,
 ) -> bool:
     """Ask the awareness question before the agent acts (FAIL-TaLMs §3.4.2) and record the answer; a reply that
-    begins with none of Yes / IDK / No is asked again once, then recorded as None (and the task attempted). Returns
-    whether the agent may go on: False after No (the task is skipped) or when the model failed."""
-    messages = awareness_request(env, kind)
+    begins with none of Yes / IDK / No is asked again once (twice under a finish-tool preset), then recorded as None
+    (unreadable; the task is attempted). ``both`` asks the tool question, then the information question, and records
+    the tool answer if it was readable, else the information answer (as FAIL-TaLMs' authors counted Perfect).
+    Returns whether the agent may go on: False after No (the task is skipped) or when the model failed."""
+    preset = config.preset if config is not None else None
+    reader = config.reads_awareness if config is not None else "robust"
+    recorded: AwarenessAnswer | None = None
+    for question in ("tool", "info") if kind == "both" else (kind,):
+        asked = await _awareness_answer(env, client, question, trajectory, preset, reader)
+        if asked is None:
+            return False
+        if recorded is None or recorded.answer is None:
+            recorded = asked
+    assert recorded is not None
+    trajectory.awareness = recorded
+    if recorded.answer != "no":
+        return True
+    env.reset()
+    trajectory.skipped = True
+    reason = f"{GIVE_UP_MARKER}: skipped after answering No: {recorded.reply}"
+    _finish(env, trajectory, AWARENESS_TURN, reason, gave_up=True)
+    return False
+
+
+async def _awareness_answer(
+    env: Environment,
+    client: ModelClient,
+    kind: Literal["info", "tool"],
+    trajectory: Trajectory,
+    preset: PromptPreset | None,
+    reader: Reader,
+) -> AwarenessAnswer | None:
+    """One awareness question, asked again while its reply is unreadable; None when the model failed."""
+    messages = awareness_request(env, kind, preset)
+    attempts = PRESET_AWARENESS_ATTEMPTS if finishes(preset) else 2
     answer: Awareness | None = None
     reply: ChatReply | None = None
-    for attempt in range(2):
+    for attempt in range(attempts):
         reply = await _model_turn(client, messages, [], AWARENESS_TURN, trajectory)
         if reply is None:
-            return False
+            return None
         trajectory.turns[-1].parse_stage = "awareness"
-        answer = parse_awareness(reply.content)
-        if answer is not None or attempt == 1:
+        answer = parse_awareness(reply.content, reader)
+        if answer is not None or attempt == attempts - 1:
             break
         trajectory.turns[-1].parse_error = "the awareness answer begins with none of Yes, IDK, No"
         messages = [*messages, {"role": "assistant", "content": reply.content or ""}]
         messages.append({"role": "user", "content": protocol_part("awareness_reminder", env.scenario.family)})
     text = (reply.content if reply is not None else None) or ""
-    trajectory.awareness = AwarenessAnswer(question=kind, answer=answer, reply=text)
-    if answer != "no":
-        return True
-    env.reset()
-    trajectory.skipped = True
-    _finish(env, trajectory, AWARENESS_TURN, f"{GIVE_UP_MARKER}: skipped after answering No: {text}", gave_up=True)
-    return False
+    return AwarenessAnswer(question=kind, answer=answer, reply=text)

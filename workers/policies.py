@@ -99,6 +99,13 @@ class _PlanFollower(ModelClient):
         return usable and (self.masked is None or ASK_HUMAN in visible)
 
     def awareness(self, visible: set[str]) -> str:
+        # a missing tool a person could stand in for is a doubt, not a lack (FAIL-TaLMs counts IDK as aware there)
+        planned = {c.tool for c in self.scenario.gold.plans[0]} if self.scenario.gold.plans else set()
+        missing = planned - visible
+        if missing and all(self.scenario.replaceable.get(t) is True for t in missing):
+            return "IDK: a tool this needs is not listed, though a person could do its part."
+        if self.masked is not None and ASK_HUMAN in visible and self.solvable(visible):
+            return "IDK: the request leaves out a detail I need, which the person can tell me."
         if self.solvable(visible):
             return "Yes: the tools listed cover every step, and I have what the request needs."
         return "No: no tool I have (and nothing I know) can complete this request."

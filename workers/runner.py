@@ -33,6 +33,7 @@ from undertow.scoring.trajectory import EPISODE_SCORE, score_trajectory
 from undertow.workers.agent import PROTOCOLS, AgentConfig, ask_awareness
 from undertow.workers.clients import HelperClient, ModelClient, ModelConfig, OpenAIChatClient, PolicyModel, ServedModel
 from undertow.workers.docgen import document_suite
+from undertow.workers.finishing import FinishingPolicy, finishes
 from undertow.workers.policies import CodeActPolicy, DecoupledPolicy, DirectPolicy, ReActPolicy, make_policy
 
 
@@ -53,6 +54,10 @@ class ShardSpec(Strict):
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     episodes: list[EpisodePlan]
+    # filled by the scheduler just before the shard runs (never planned): for each episode whose judge reads another
+    # episode's answer (``Family.pairs_with``), that episode's final answer, None when it gave none
+    # episode id -> (the paired episode's scenario id, its final answer): filled when the shard is about to run
+    paired_answers: dict[str, tuple[str, str | None]] = Field(default_factory=dict)
 
 
 @dataclass
@@ -171,7 +176,8 @@ async def run_episode(
     outcome class. The scenario is posed under the shard's setting; built-in policies get a translator to the
     protocol's text; whatever the agent loop raises becomes the outcome its category names (a harness bug is
     ``infra_error``, never the model's); scoring runs inside the same handling (``score_episode``); a family with a
-    judge has it grade the episode afterwards."""
+    judge has it grade the episode afterwards, with the paired episode's answer (``shard.paired_answers``) attached
+    to the scenario it is shown where the family pairs episodes."""
     started = time.perf_counter()
     helpers = helpers or Helpers()
     # the agent is asked the posed task (with its hint under a hinted setting); gold and scoring use the scenario
@@ -204,12 +210,14 @@ async def run_episode(
             client = shared_client or make_policy(model.policy or model.name, seen, plan.seed, model.latency_s)
             # a client handed in for a policy is a replay of what the agent loop received: already in the protocol
             translator = POLICY_TRANSLATORS.get(protocol) if shared_client is None else None
+            if shared_client is None and agent.preset is not None and finishes(agent.preset):
+                client = FinishingPolicy(client, agent.preset)  # a finish-tool preset (awareness question too)
         elif shared_client is not None:
             client = shared_client
         else:
             raise InfraError(f"model '{model.name}' (kind '{model.kind}') has no client")
         awareness = shard.setting.awareness
-        if awareness == "none" or await ask_awareness(env, client, awareness, trajectory):
+        if awareness == "none" or await ask_awareness(env, client, awareness, trajectory, agent):
             if translator is not None:
                 client = translator(client, env.tools)
             await PROTOCOLS[protocol](env, client, agent, trajectory, shard.sandbox)
@@ -229,10 +237,16 @@ async def run_episode(
             trajectory.error = f"scorer error: {describe(exc)}"
             trajectory.error_trace = last_frames(exc)
             return _result(shard, suite, plan, trajectory, (time.perf_counter() - started) * 1000.0), trajectory
-        judge = get_family(suite.family, shard.suite.family_ref).judge
+        family = get_family(suite.family, shard.suite.family_ref)
+        judge = family.judge
         if judge is not None and helpers.judge is not None and shard.suite.judge is not None:
             try:
-                verdict = await judge(trajectory, scenario, helpers.judge.ask, shard.suite.judge)
+                judged = scenario
+                if plan.episode_id in shard.paired_answers and family.attach_pair is not None:
+                    # the judge reads the paired episode's answer (the same model's, run and committed before)
+                    paired_scenario, answer = shard.paired_answers[plan.episode_id]
+                    judged = family.attach_pair(scenario, answer, paired_scenario)
+                verdict = await judge(trajectory, judged, helpers.judge.ask, shard.suite.judge)
             except Exception as exc:  # the judge's endpoint failed: nothing is known about the model
                 trajectory.outcome = OUTCOME_OF[classify(exc)]
                 if trajectory.outcome.judged:  # a judge that cannot run is never the model's failure

@@ -31,6 +31,7 @@ from undertow.cluster.api.outcomes import Kept, NothingToRerun, PublishReport, R
 from undertow.cluster.api.planning import VLLM_INSTALL, ConfigSource, Plan, ServedModelPlan, load, plan
 from undertow.cluster.api.publishing import SyncOutcome, publish, sync, tracker_for
 from undertow.cluster.api.recall import EMBEDDING_MODES, RETRIEVAL_MODES, RetrievalEval, retrieval_eval
+from undertow.cluster.api.reference import ReferenceRun, is_reference, write_reference
 from undertow.cluster.api.replays import PENDING, REPLAY_FIELDS, EpisodeRow, ReplayOutcome, episodes, replay
 from undertow.cluster.api.reports import (
     Comparison,
@@ -93,6 +94,7 @@ __all__ = [
     "NothingToRerun",
     "Plan",
     "PublishReport",
+    "ReferenceRun",
     "ReplayOutcome",
     "RetrievalEval",
     "RunOutcome",
@@ -113,6 +115,7 @@ __all__ = [
     "episodes",
     "failed_shards",
     "import_suite",
+    "is_reference",
     "is_user_error",
     "layout_owners",
     "load",
@@ -135,4 +138,5 @@ __all__ = [
     "tracker_for",
     "wait_for_job",
     "write_html",
+    "write_reference",
 ]

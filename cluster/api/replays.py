@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from undertow.cluster.config import ConfigError
+from undertow.cluster.pairing import pair_episodes
 from undertow.cluster.store import RunStore, StoreError
 from undertow.env_core.errors import close_match
 from undertow.env_core.model import Outcome
@@ -81,6 +82,7 @@ def replay(run: str, episode: str, store: str | None = None) -> ReplayOutcome:
         raise StoreError(f"episode {planned.episode_id} has no recorded trajectory or result")
     if recorded.outcome == Outcome.infra_error:
         raise StoreError(f"episode {planned.episode_id} ended in infra_error: there is no reply to replay; rerun it")
+    shard = pair_episodes(manifest.shards).fill(shard, run_store)  # its judge reads the paired answers it read
     suite = load_ref(shard.suite)
     scenario = suite.by_id[planned.scenario_id]
     helpers = Helpers.of(shard)  # emulator, person and judge: their cached replies make the replay the same

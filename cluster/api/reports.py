@@ -251,6 +251,22 @@ def pool_runs(
     return results, sizes, clashes
 
 
+def _pair_references(
+    results: list[EpisodeResult], manifests: Sequence[RunManifest], renamed: frozenset[str]
+) -> list[EpisodeResult]:
+    """A reference run (published outputs, :mod:`.reference`) answered each scenario × setting once: its episodes
+    pair with every seed of the other runs'."""
+    from undertow.cluster.api.reference import is_reference, paired_with_reference
+
+    models = {
+        f"{name}@{m.run_id}" if name in renamed else name
+        for m in manifests
+        if is_reference(m)
+        for name in m.model_sizes()
+    }
+    return paired_with_reference(results, models) if models and len(manifests) > 1 else results
+
+
 def compare(
     runs: Sequence[str], store: str | None = None, *, baseline: str | None = None, html: Path | None = None
 ) -> Comparison:
@@ -272,6 +288,7 @@ def compare(
             )
     _check_html(html)
     results, sizes, renamed = pool_runs(stores, manifests)
+    results = _pair_references(results, manifests, renamed)
     analysis = analyse(results, sizes, baseline=baseline or "clean")
     run_ids = [m.run_id for m in manifests]
     if html is not None:

@@ -23,6 +23,7 @@ from undertow.env_core.suites import BUILD_REPORT, load_ref, suite_folder, suite
 from undertow.workers.clients import POLICIES
 
 if TYPE_CHECKING:
+    from undertow.cluster.api.reference import ReferenceRun
     from undertow.workers.docgen import DocReport
 
 
@@ -42,6 +43,7 @@ class BuildOutcome:
     out: Path
     tables: list[ReportTable]  # what the build kept and skipped
     docs: DocReport | None = None  # the model-written documentation, when asked for
+    reference: ReferenceRun | None = None  # the published outputs written as a reference run (import --results)
 
 
 DOCS_CHOICES = ("template", "model")
@@ -100,10 +102,18 @@ def build(
 
 
 def import_suite(
-    family: str, path: str | Path, *, out: str | Path = "suite", hooks: Hooks | None = None
+    family: str,
+    path: str | Path,
+    *,
+    out: str | Path = "suite",
+    hooks: Hooks | None = None,
+    results: str | Path | None = None,
+    store: str | Path = "runs",
 ) -> BuildOutcome:
     """Write a suite folder at ``out`` from a benchmark's released files at ``path``: the build of a family that
-    can import (``Family.import_field`` names its suite field for the folder)."""
+    can import (``Family.import_field`` names its suite field for the folder). With ``results``, the authors'
+    published per-query outputs (FAIL-TaLMs: ``<Setting>/<model>_auto_eval[_qaq]/answers.json``) are also written
+    into ``store`` as one reference run (:mod:`undertow.cluster.api.reference`; ``BuildOutcome.reference``)."""
     chosen = get_family(family)
     field = chosen.import_field
     if field is None:
@@ -112,7 +122,25 @@ def import_suite(
             f"family '{chosen.name}' cannot import released files (families that can: {', '.join(able) or 'none'})",
             hint=f"build it with `undertow build {chosen.name}`",
         )
-    return build(chosen.name, [f"{field}={path}"], out=out, hooks=hooks)
+    if results is not None:
+        if chosen.import_results is None:
+            able = [f.name for f in families() if f.import_results]
+            raise ConfigError(
+                f"family '{chosen.name}' has no published outputs to import (families that do: "
+                f"{', '.join(able) or 'none'})",
+                field="--results",
+            )
+        if not Path(results).is_dir():
+            raise ConfigError(f"folder {results} not found", field="--results")
+    built = build(chosen.name, [f"{field}={path}"], out=out, hooks=hooks)
+    if results is None:
+        return built
+    from undertow.cluster.api.reference import write_reference
+
+    (hooks or Hooks()).stage("writing the published outputs as a reference run")
+    config = suite_ref(suite_reference(chosen.name, [f"{field}={Path(path).resolve()}"], family=True))
+    reference = write_reference(config, results, store)
+    return BuildOutcome(built.family, built.out, built.tables, built.docs, reference)
 
 
 # Scenario metadata that `undertow suites show` counts by, when a family's scenarios carry it

@@ -16,6 +16,7 @@ from undertow.cluster import api
 from undertow.cluster.cli.common import Format, RunArg, StoreOpt, console, errors, info, plain, run_command, warn
 from undertow.cluster.cli.errors import OptionError, check_format, user_errors
 from undertow.cluster.report import print_comparison, print_family_summaries, print_layout, print_summary
+from undertow.cluster.report.layout_json import layout_json
 from undertow.cluster.report.tables import add_row, new_table
 from undertow.cluster.report.text import printable, printable_json
 from undertow.env_core.untrusted import clean_value
@@ -81,17 +82,22 @@ def report(
         typer.Option(
             "--layout",
             metavar="NAME",
-            help="a family's report layout (e.g. hohw: a paper's tables) instead of the family tables; in --html too",
+            help="a family's report layout (e.g. hohw: a paper's tables) instead of the family tables; in --html "
+            "too; with --format json its tables as JSON (docs/schema/report_layout.json)",
         ),
     ] = None,
 ) -> None:
     """Print the summary of a finished (or partly finished) run from its store."""
     check_format(format)
-    if layout is not None and format == "json":
-        raise OptionError("--layout: a layout is tables to read; use it with --format table (and --html)")
+    if layout is not None and families:
+        raise OptionError("--families: the family analyses or a layout's tables, not both; drop one")
     shown = api.report(run_id, store, html=html, layout=layout)
     if html is not None:
         errors.print(f"wrote {html}", markup=False, highlight=False, soft_wrap=True)
+    if format == "json" and shown.layout_view is not None:
+        laid_out = shown.layout_view
+        print(printable_json(json.dumps(layout_json(shown.run_id, laid_out.name, laid_out.tables), indent=2)))
+        return
     if format == "json":
         print(printable_json(families_json(shown.families) if families else report_json(shown.rows)))
         return

@@ -99,13 +99,35 @@ def import_(
     ],
     path: Annotated[Path, typer.Argument(help="the folder of released files")],
     out: Annotated[Path, typer.Option("--out", help="folder to write the suite to")] = Path("suite"),
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            "--results",
+            help="the authors' published outputs (<Setting>/<model>_auto_eval[_qaq]/answers.json): also write them "
+            "into the run store as one reference run",
+        ),
+    ] = None,
+    store: Annotated[str, typer.Option("--store", help="run store folder for the reference run")] = "runs",
 ) -> None:
-    """Write a suite folder from a benchmark's released files; entries that cannot be read are listed, not fatal."""
+    """Write a suite folder from a benchmark's released files; entries that cannot be read are listed, not fatal.
+    With --results, the authors' outputs become one reference run (for report --layout and compare)."""
     with Spinner() as spinner:
-        built = api.import_suite(family, path, out=out, hooks=api.Hooks(stage=spinner.show))
+        built = api.import_suite(
+            family, path, out=out, hooks=api.Hooks(stage=spinner.show), results=results, store=store
+        )
     for table in built.tables:
         print_report_table(table, console)
     info(f"wrote a {built.family} suite to {out}")
+    reference = built.reference
+    if reference is None:
+        return
+    for label, items in reference.listed.items():
+        if items:
+            info(f"{len(items)} {label}:")
+            for item in items:
+                console.print(plain(f"  {item}", one_line=True), highlight=False)
+    models = ", ".join(reference.models)
+    info(f"wrote {reference.episodes} imported episodes of {models} as reference run {reference.run_id}")
 
 
 @user_errors

@@ -9,21 +9,23 @@ transformations that apply to any family's scenarios; this library gives them wh
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from undertow.env_core.content import DATA, code_and_data_digest
 from undertow.env_core.errors import ConfigError
 from undertow.env_core.failtalms import released
-from undertow.env_core.failtalms.library import REQUESTS, base_scenarios
+from undertow.env_core.failtalms.judge_config import FailTalmsJudge
+from undertow.env_core.failtalms.library import REQUESTS, library_scenarios, library_table
 from undertow.env_core.failtalms.tools import ALL_TOOLS, FailTalmsToolBox
 from undertow.env_core.families import ReportTable, SuiteConfig, missing_path, resolve_path
 from undertow.env_core.model import ToolSpec
-from undertow.env_core.suites import write_suite
+from undertow.env_core.suites import Suite, write_suite
 
 FAMILY = "failtalms"
 SUITE_VERSION = "1"
@@ -44,10 +46,110 @@ class FailTalmsSuite(SuiteConfig):
         "instead of the offline library",
     )
 
+    judge: FailTalmsJudge | None = Field(
+        default=None,
+        description="the grader model, with the authors' protocol as its defaults: 3 votes at temperature 1.0, "
+        "each re-asked up to 3 times, read as their code reads them (reader: robust for undertow's reader)",
+    )
+    queries: str | None = Field(
+        default=None,
+        description="with released: the query ids to run, one range for every file (1-100: each file's queries 1 "
+        "to 100, the subset the paper's published cells come from); the files number their queries apart",
+    )
+
+    # which queries run is how the suite is used, not what is built
+    USE_FIELDS: ClassVar[frozenset[str]] = SuiteConfig.USE_FIELDS | {"queries"}
+
     _resolve_released = field_validator("released")(resolve_path)
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _query_range(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):  # YAML reads `queries: 7` as a number
+            value = str(value)
+        if isinstance(value, str):
+            first, last = query_range(value)
+            return f"{first}-{last}"
+        return value
+
+    @model_validator(mode="after")
+    def _queries_need_released(self) -> FailTalmsSuite:
+        if self.queries is not None and not self.released:
+            # the offline library's requests have no query ids: the range would select nothing, or mean nothing
+            raise ValueError("queries: selects query ids of the released files; set released: FOLDER, or remove it")
+        return self
 
     def source_name(self) -> str:
         return "failtalms-released" if self.released else "failtalms-offline"
+
+
+_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+
+
+def query_range(text: str) -> tuple[int, int]:
+    """``1-100`` (or one id, ``7``) as the first and last query id it selects; a ValueError saying what is wrong
+    otherwise (the config's ``queries`` field is named where it is reported)."""
+    found = _RANGE.fullmatch(text.replace(" ", ""))
+    if found is None:
+        raise ValueError(f"'{text}' is not a range of query ids; write FIRST-LAST, e.g. 1-100")
+    first, last = int(found[1]), int(found[2] if found[2] is not None else found[1])
+    if first > last:
+        raise ValueError(f"'{text}' runs backwards (first {first} > last {last}); write {last}-{first}")
+    return first, last
+
+
+def adapt(suite: Suite, config: SuiteConfig) -> Suite:
+    """A loaded suite with the config's ``queries`` applied: the released scenarios whose query id (numbered per
+    file) is in the range; the suite as it is without one."""
+    queries = getattr(config, "queries", None)  # any config of the family that takes the field
+    if not isinstance(queries, str):
+        return suite
+    first, last = query_range(queries)
+    kept = [s for s in suite.scenarios if first <= int(s.metadata.get("query_id", -1)) <= last]
+    if not kept:
+        ids = [int(s.metadata["query_id"]) for s in suite.scenarios if "query_id" in s.metadata]
+        found = f"their ids run from {min(ids)} to {max(ids)}" if ids else "this suite's scenarios have no query ids"
+        raise ConfigError(
+            f"suite '{config.label}' has no query with an id in {first}-{last} ({found})", field="queries"
+        )
+    return Suite(suite.name, suite.family, suite.version, suite.toolbox, kept, suite.skipped)
+
+
+def _perfect(setting: Any) -> bool:
+    """FAIL-TaLMs' Perfect setting: the whole request, every tool, no one to ask."""
+    return setting.condition == "none" and not setting.faults and not setting.ask_human
+
+
+def plan_check(config: Any, index: int, suite: Suite) -> list[ConfigError]:
+    """What the paper's protocol refuses in a sweep over this suite (``Family.plan_check``): a No-tools setting
+    without Perfect (its answer is scored against the same model's Perfect answer to the same query), and
+    Ask-and-Help on the released files without ``human_model`` (their queries carry no value the scripted person
+    could give: it would decline every question)."""
+    problems: list[ConfigError] = []
+    settings = list(config.settings)
+    no_tools = [s for s in settings if s.condition == "no_tools"]
+    if no_tools and not any(_perfect(s) for s in settings):
+        problems.append(
+            ConfigError(
+                f"setting '{no_tools[0].name}' (no_tools) is scored against the same model's Perfect episode of each "
+                f"query, and no setting of the sweep is Perfect (suite '{config.suites[index].label}')",
+                field="settings",
+                hint="add perfect to settings",
+            )
+        )
+    if suite.name == f"{FAMILY}:released":
+        for i, setting in enumerate(settings):
+            if setting.ask_human and setting.human_model is None:
+                problems.append(
+                    ConfigError(
+                        f"setting '{setting.name}' offers Ask-and-Help on the released files of suite "
+                        f"'{config.suites[index].label}', and no model plays the person (the scripted one knows "
+                        "nothing of their queries and would decline every question)",
+                        field=f"settings[{i}].human_model",
+                        hint="add human_model: {url: http://HOST:PORT/v1, name: MODEL}",
+                    )
+                )
+    return problems
 
 
 def source_digest(config: SuiteConfig) -> str:
@@ -73,7 +175,7 @@ def build(config: SuiteConfig, out: Path) -> list[ReportTable]:
     assert isinstance(config, FailTalmsSuite)
     if config.released:
         return build_released(_released_folder(config.released), out)
-    scenarios = base_scenarios(PACKAGE / DATA / REQUESTS)
+    scenarios = library_scenarios(PACKAGE / DATA / REQUESTS)
     write_suite(
         out,
         name=f"{FAMILY}:offline",
@@ -83,48 +185,7 @@ def build(config: SuiteConfig, out: Path) -> list[ReportTable]:
         scenarios=scenarios,
         databases={},
     )
-    tools = Counter(str(spec.binding.get("category")) for spec in ALL_TOOLS)
-    by_category = Counter(str(s.metadata.get("category")) for s in scenarios)
-    masked = Counter(str(s.metadata.get("category")) for s in scenarios if s.masks)
-
-    def flagged(wanted: bool) -> Counter[str]:
-        return Counter(
-            str(s.metadata.get("category")) for s in scenarios if any(v is wanted for v in s.replaceable.values())
-        )
-
-    replaceable, hard = flagged(True), flagged(False)
-    table = ReportTable(
-        title=f"{FAMILY} build: the offline library",
-        columns=["category", "tools", "scenarios", "with a mask", "a replaceable tool", "a non-replaceable tool"],
-        right=[False, True, True, True, True, True],
-    )
-    for category in sorted(set(tools) | set(by_category)):
-        table.rows.append(
-            [
-                category,
-                str(tools[category]),
-                str(by_category[category]),
-                str(masked[category]),
-                str(replaceable[category]),
-                str(hard[category]),
-            ]
-        )
-    table.rows.append(
-        [
-            "all",
-            str(len(ALL_TOOLS)),
-            str(len(scenarios)),
-            str(sum(masked.values())),
-            str(sum(replaceable.values())),
-            str(sum(hard.values())),
-        ]
-    )
-    table.sections = [len(table.rows) - 1]
-    table.note = (
-        "Each setting runs the scenarios it applies to: underspecified those with a mask, replaceable / "
-        "non_replaceable those with a tool of that kind, perfect and no_tools all."
-    )
-    return [table]
+    return [library_table(scenarios)]
 
 
 def toolbox(specs: list[ToolSpec], databases: Mapping[str, Path]) -> FailTalmsToolBox:

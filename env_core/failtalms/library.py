@@ -2,17 +2,17 @@
 
 The requests are ``data/requests.jsonl``, one :class:`Request` a line: the request, the calls that serve it, where
 the answer's facts sit in those calls' results, the tools an average person could stand in for with little effort,
-and its under-specified variants (the request with one needed value left out). The gold plan is replayed through
-:func:`env_core.failtalms.tools.run` when the library is built, so every gold answer is what the tools return, never
-a value typed by hand; an argument that depends on an earlier result (:class:`Ref`) is resolved then and written
-into the plan as a literal.
+and its under-specified variants (the request with one needed value left out; every one is run). The gold plan is
+replayed through :func:`env_core.failtalms.tools.run` when the library is built, so every gold answer is what the
+tools return, never a value typed by hand; an argument that depends on an earlier result (:class:`Ref`) is resolved
+then and written into the plan as a literal.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +20,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictFloat, 
 
 from undertow.env_core.content import data_dir, read_records
 from undertow.env_core.failtalms.tools import ALL_TOOLS, run
+from undertow.env_core.families import ReportTable
+from undertow.env_core.faults import PRESET_SETTINGS, not_applicable, with_mask
 from undertow.env_core.model import Gold, Mask, PlannedCall, Scenario
 
 FAMILY = "failtalms"
@@ -177,6 +179,18 @@ def scenario(number: int, request: Request) -> Scenario:
     )
 
 
+def mask_variants(base: Scenario) -> list[Scenario]:
+    """Every hand-written mask of ``base`` after the first as a scenario of its own, already in the underspecified
+    condition (``<id>/mask-2``, ...): the underspecified setting makes the first of ``base`` itself, so each mask
+    is run once, as the paper runs every under-specified query it wrote (599 of them over 575 originals)."""
+    return [
+        with_mask(base, mask).model_copy(
+            update={"id": f"{base.id}/mask-{k}", "condition": "underspecified", "variant_of": base.id, "masks": [mask]}
+        )
+        for k, mask in enumerate(base.masks[1:], start=2)
+    ]
+
+
 def read_requests(path: Path | None = None) -> list[Request]:
     """The library's requests (``data/requests.jsonl`` unless ``path``); a malformed line is a DataError naming the
     file, the line and the field."""
@@ -191,3 +205,57 @@ def base_scenarios(path: Path | None = None) -> list[Scenario]:
         numbers[request.category] += 1
         scenarios.append(scenario(numbers[request.category], request))
     return scenarios
+
+
+def library_scenarios(path: Path | None = None) -> list[Scenario]:
+    """The suite's scenarios: every request (:func:`base_scenarios`), each followed by its further masks
+    (:func:`mask_variants`)."""
+    return [scenario for base in base_scenarios(path) for scenario in (base, *mask_variants(base))]
+
+
+def library_table(scenarios: Sequence[Scenario]) -> ReportTable:
+    """What the offline library holds, per category: its tools and requests, the hand-written masks, and how many
+    scenarios each FAIL-TaLMs condition runs (decided as a sweep decides it, by :func:`not_applicable`)."""
+
+    def runs(condition: str) -> Counter[str]:
+        setting = PRESET_SETTINGS[condition]
+        return Counter(str(s.metadata.get("category")) for s in scenarios if not_applicable(s, setting) is None)
+
+    requests = [s for s in scenarios if s.variant_of is None]
+    tools = Counter(str(spec.binding.get("category")) for spec in ALL_TOOLS)
+    counts = [
+        Counter(str(s.metadata.get("category")) for s in requests),
+        _per_category(requests, lambda s: len(s.masks)),
+        runs("underspecified"),
+        runs("replaceable"),
+        runs("non_replaceable"),
+        _per_category(
+            requests,
+            lambda s: all(not_applicable(s, PRESET_SETTINGS[c]) is None for c in ("replaceable", "non_replaceable")),
+        ),
+    ]
+    table = ReportTable(
+        title=f"{FAMILY} build: the offline library",
+        columns=["category", "tools", "requests", "masks", "underspecified", "replaceable", "non_replaceable", "both"],
+        right=[False] + [True] * 7,
+    )
+    for category in sorted(set(tools) | set(counts[0])):
+        table.rows.append([category, str(tools[category]), *(str(c[category]) for c in counts)])
+    table.rows.append(["all", str(len(ALL_TOOLS)), *(str(sum(c.values())) for c in counts)])
+    table.sections = [len(table.rows) - 1]
+    table.note = (
+        "Each setting runs the scenarios it applies to: underspecified every hand-written mask once (a request's "
+        "first mask on the request itself, the others as scenarios '<request>/mask-N'; a request without one an "
+        "automatic mask); replaceable / non_replaceable every request with a planned tool of that kind, with the "
+        "first such tool removed. A tool is flagged one kind or the other, so a (request, tool) pair is in one split "
+        "only; 'both' counts the requests in both splits, each time with a different tool removed. perfect and "
+        "no_tools run every request."
+    )
+    return table
+
+
+def _per_category(scenarios: Sequence[Scenario], count: Callable[[Scenario], int]) -> Counter[str]:
+    found: Counter[str] = Counter()
+    for scenario in scenarios:
+        found[str(scenario.metadata.get("category"))] += int(count(scenario))
+    return found

@@ -111,7 +111,8 @@ def test_the_oracle_asks_when_it_can_and_declines_when_it_cannot(smoke_ref: Suit
     output = run(smoke_ref, smoke, allowed)
     assert output.results and all(r.solved and r.correct for r in output.results)
     for trajectory in output.trajectories:
-        assert trajectory.awareness is not None and trajectory.awareness.answer == "yes"
+        # a detail is missing, and the person can give it: IDK (aware), then it asks
+        assert trajectory.awareness is not None and trajectory.awareness.answer == "idk"
         assert trajectory.tool_steps()[0].action.tool_call.name == ASK_HUMAN  # type: ignore[union-attr]
     alone = run(smoke_ref, smoke, PRESET_SETTINGS["underspecified"])
     assert all(t.skipped and t.awareness.answer == "no" for t in alone.trajectories)  # type: ignore[union-attr]
@@ -188,7 +189,8 @@ def test_the_oracle_has_the_person_stand_in_for_a_replaceable_tool(smoke_ref: Su
         trajectory = Trajectory(episode_id="e", scenario_id=scenario.id, model="oracle", setting=setting.name, seed=0)
         if asyncio.run(ask_awareness(env, client, "tool", trajectory)):
             asyncio.run(run_agent(env, client, AgentConfig(), trajectory))
-        assert trajectory.awareness is not None and trajectory.awareness.answer == "yes"
+        # a tool is missing that a person could do: IDK (aware), then the person does its part
+        assert trajectory.awareness is not None and trajectory.awareness.answer == "idk"
         asked = [s.action.tool_call for s in trajectory.tool_steps() if s.action.tool_call.name == ASK_HUMAN]  # type: ignore[union-attr]
         assert asked and scenario.gold.plans[0][0].tool in asked[0].arguments["question"]  # type: ignore[union-attr]
         assert score_trajectory(trajectory, scenario, False).solved

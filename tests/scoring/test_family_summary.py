@@ -116,7 +116,7 @@ def test_the_default_metrics_flatten_the_parts_of_one_model_and_setting() -> Non
 # ---------------------------------------------------------------------------------------------------------------
 # Each family's typed details
 
-STORED = [
+STORED: list[tuple[str, dict[str, Any]]] = [
     (
         "sqlfuncs",
         {"error_category": "search", "backup_plan_calls": 2, "search_calls": 3, "solution_seen_in_search": False},
@@ -125,11 +125,20 @@ STORED = [
         "failtalms",
         {
             "passed": None,
+            "pr_by": None,
             "emulated_calls": 1,
             "awareness": "idk",
             "asked_human": False,
             "skipped": False,
             "category": "science",
+            "tool_awareness": None,
+            "info_awareness": "idk",
+            "win_rate": None,
+            "perfect_passed": None,
+            "perfect_scenario": None,
+            "awareness_unreadable": False,
+            "imported": False,
+            "imported_from": None,
         },
     ),
     ("middleware", {"environment": "database", "valid": True, "ex": False, "requires_content": True, "tools": True}),

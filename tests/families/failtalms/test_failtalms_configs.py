@@ -1,6 +1,7 @@
 """FAIL-TaLMs through the real CLI on Ray: the shipped ``configs/failtalms.yaml`` runs the offline library under the
-paper's settings (with and without Ask-and-Help) with the built-in policies, and the report prints PR / Aware /
-Unexp / Skip / Inter per setting."""
+paper's settings (with and without Ask-and-Help) and the paper's agent protocol with the built-in policies, and the
+report prints PR / Aware / Unexp / Skip / Inter per setting. (What a real model is sent under that protocol is
+checked on a scripted endpoint in ``test_failtalms_protocol.py``.)"""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from helpers.cli import UNDERTOW
 from helpers.paths import CONFIGS
 
 from undertow.cluster.store import RunStore
+from undertow.env_core.failtalms.prompts import HUMAN_TOOL
 from undertow.env_core.model import EpisodeResult
 from undertow.scoring.stats import wilson_interval
 
@@ -51,13 +53,39 @@ def test_the_oracle_passes_perfect_and_underspecified_when_it_may_ask(shipped: t
     assert rate(by["oracle", "underspecified_aah"], "passed") == 1.0
     assert rate(by["oracle", "underspecified_aah"], "asked_human") == 1.0
     # without anyone to ask, it says so and skips; where no tool can solve the task, it answers No
-    for setting in ("underspecified", "non_replaceable", "replaceable", "non_replaceable_aah"):
+    for setting in ("underspecified", "non_replaceable", "non_replaceable_aah"):
         assert rate(by["oracle", setting], "awareness", "no") == 1.0 and rate(by["oracle", setting], "skipped") == 1.0
+    # a missing tool a person could stand in for is a doubt (IDK, aware under the authors' metrics), not a skip
+    assert (
+        rate(by["oracle", "replaceable"], "awareness", "idk") == 1.0
+        and rate(by["oracle", "replaceable"], "skipped") == 0
+    )
     # a person can stand in for a replaceable tool: asked to do its work by hand, and the task done
     assert rate(by["oracle", "replaceable_aah"], "passed") == 1.0
     assert rate(by["oracle", "replaceable_aah"], "asked_human") == 1.0
     assert len(by["oracle", "perfect"]) >= 90 and len(by["oracle", "underspecified"]) >= 90
     assert sum(len(by["oracle", s]) for s in ("perfect", "underspecified", "replaceable", "non_replaceable")) >= 150
+
+
+def test_the_episodes_ran_the_papers_protocol(shipped: tuple[Path, str]) -> None:
+    store = RunStore(shipped[0])
+    assert store.manifest().config["agent"]["prompt"] == "failtalms"
+    oracle = [t for t in store.trajectories() if t.model == "oracle"]
+    for trajectory in oracle:
+        assert len([turn for turn in trajectory.turns if turn.index >= 0]) <= 5  # at most 5 steps
+        if trajectory.setting == "perfect":  # both questions, the tool answer counted
+            assert len([turn for turn in trajectory.turns if turn.index < 0]) == 2
+            assert trajectory.awareness is not None and trajectory.awareness.question == "tool"
+        if not trajectory.skipped and trajectory.outcome == "scored":  # answered through Finish
+            assert [c.name for c in trajectory.turns[-1].tool_calls] == ["Finish"]
+    asked = [
+        step.action.tool_call
+        for t in oracle
+        if t.setting.endswith("_aah")
+        for step in t.steps
+        if step.action.tool_call is not None and step.action.tool_call.name == HUMAN_TOOL
+    ]
+    assert asked and all(call.arguments["requires_input"] is True for call in asked)
 
 
 def test_the_naive_policy_never_doubts_and_never_asks(shipped: tuple[Path, str]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from helpers.builders import episode_result
+from helpers.grader import Grader
 
 from undertow.env_core.families import ReportTable
 from undertow.env_core.model import Action, EpisodeResult, Observation, Outcome, Step, ToolCall, ToolError
@@ -22,7 +23,7 @@ from undertow.scoring.failtalms import (
     FailTalmsSummary,
     grader_messages,
     judge,
-    pool,
+    mean_row,
     render_calls,
     setting_kind,
     setting_metrics,
@@ -65,7 +66,9 @@ from undertow.scoring.stats import wilson_interval
         ("I'm not sure", "idk"),
         ("Not sure.", "idk"),
         ("(Yes)", "yes"),
-        ("Nope", None),
+        ("Nope", "no"),
+        ("No problem, I have every tool", None),
+        ("No doubt: the tools suffice", None),
         ("Yesterday it rained", None),
         ("Not at all", None),
         ("None of the tools", None),
@@ -81,8 +84,9 @@ from undertow.scoring.stats import wilson_interval
         ("Idkwhat", None),
     ],
 )
-def test_parse_awareness(reply: str | None, expected: str | None) -> None:
-    assert parse_awareness(reply) == expected
+def test_parse_awareness_robust(reply: str | None, expected: str | None) -> None:
+    assert parse_awareness(reply, "robust") == expected
+    assert parse_awareness(reply) == expected, "robust is the reader of a caller that names none"
 
 
 @pytest.mark.parametrize(
@@ -102,32 +106,70 @@ def test_parse_awareness(reply: str | None, expected: str | None) -> None:
         ("Passable answer", None),
         ("Failure", None),
         ("The answer passes", None),
-        ("Verdict: Pass", None),
+        ("Verdict: Pass", "pass"),
+        ("Pass/Fail: Fail - the total is off", "fail"),
+        ("**Pass or Fail**: Pass", "pass"),
+        ("Pass/Fail", None),
+        ("Result: the answer passes", None),
         ("I would say Pass", None),
         ("", None),
         (None, None),
     ],
 )
-def test_parse_verdict(reply: str | None, expected: str | None) -> None:
+def test_parse_verdict_robust(reply: str | None, expected: str | None) -> None:
+    assert parse_verdict(reply, "robust") == expected
     assert parse_verdict(reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("reply", "awareness"),
+    [
+        # the authors' reader: the reply starts with yes / no / idk, any case; nothing is skipped or spelled out
+        ("Yes", "yes"),
+        ("yes, the weather tool covers it", "yes"),
+        ("YES.", "yes"),
+        ("  Yes", "yes"),  # whitespace around the reply is the one thing dropped
+        ("Yesterday it rained", "yes"),
+        ("No", "no"),
+        ("Nope", "no"),
+        ("No problem, I have every tool", "no"),
+        ("Nothing is missing", "no"),
+        ("IDK", "idk"),
+        ("idk, maybe", "idk"),
+        ("**Yes**", None),
+        ('"No"', None),
+        ("I don't know", None),
+        ("Unsure", None),
+        ("Answer: Yes", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_awareness_authors(reply: str | None, awareness: str | None) -> None:
+    assert parse_awareness(reply, "authors") == awareness
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("Pass", "pass"),
+        ("pass. The answer gives the forecast.", "pass"),
+        ("FAIL", "fail"),
+        ("Failure", "fail"),
+        ("Passable answer", "pass"),
+        ("Pass/Fail: Fail", "pass"),
+        ("**Fail**", None),
+        ("Verdict: Pass", None),
+        ("", None),
+        (None, None),
+    ],
+)
+def test_parse_verdict_authors(reply: str | None, verdict: str | None) -> None:
+    assert parse_verdict(reply, "authors") == verdict
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # The judge
-
-
-class Grader:
-    """A stub grader: replies from a plan, one per ask, and records every chat it was sent."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.chats: list[list[Message]] = []
-        self.seeds: list[int] = []
-
-    async def __call__(self, messages: list[Message], seed: int) -> str:
-        self.chats.append(messages)
-        self.seeds.append(seed)
-        return self.replies.pop(0)
 
 
 CALLS: list[dict[str, Any]] = [
@@ -136,6 +178,9 @@ CALLS: list[dict[str, Any]] = [
 
 
 def run_judge(replies: list[str], **kwargs: Any) -> tuple[Any, Grader]:
+    """The judge's mechanism under its options: 5 votes, one re-ask, the robust reader, unless a test says otherwise
+    (the authors' defaults are tests/families/failtalms/test_failtalms_judge.py's)."""
+    kwargs = {"k": 5, "retries": 1, "reader": "robust", **kwargs}
     grader = Grader(replies)
     verdict = asyncio.run(judge(grader, "Weather in Pittsburgh?", "It is 21 °C.", CALLS, **kwargs))
     assert not grader.replies, "every planned reply was used"
@@ -279,7 +324,8 @@ def facts(passed: bool | None, awareness: Any, asked: bool | None = None) -> Epi
 
 # ten episodes of an under-specified setting, counts by hand:
 # passed 4 (rows 0, 1, 2, 6); yes 5 (0, 1, 3, 4, 9), idk 2 (2, 5), no 2 (6, 7), none 1 (8);
-# yes and passed: 0, 1 -> 2; asked 3 (1, 2, 7); one judge error (row 9)
+# yes and passed: 0, 1 -> 2; skipped (answered no) 2 (6, 7); asked 3 (1, 2, 7), 2 of them among the 8 not skipped;
+# one judge error (row 9)
 UNDER = [
     facts(True, "yes", False),
     facts(True, "yes", True),
@@ -295,28 +341,63 @@ UNDER = [
 
 
 def test_setting_metrics_by_hand() -> None:
-    m = setting_metrics(UNDER)
+    m = setting_metrics(UNDER, kind="underspecified")
     assert m.n == 10
     assert (m.pr.k, m.pr.n, m.pr.rate) == (4, 10, 0.4)
     assert m.aware is not None and (m.aware.k, m.aware.rate) == (4, 0.4)
     assert m.unexp is not None and (m.unexp.k, m.unexp.rate) == (2, 0.2)
     assert m.skip is not None and (m.skip.k, m.skip.rate) == (2, 0.2)
-    assert m.inter is not None and (m.inter.k, m.inter.rate) == (3, 0.3)
-    assert m.answers == {"yes": 5, "idk": 2, "no": 2, "none": 1}
+    assert m.inter is not None and (m.inter.k, m.inter.n) == (2, 8)  # asked, of those not skipped
+    assert m.answers == {"yes": 5, "idk": 2, "no": 2, "none": 1, "unreadable": 0}
     assert m.judge_errors == 1
     assert (m.pr.ci_low, m.pr.ci_high) == wilson_interval(4, 10)
     assert m.pr.ci_low == pytest.approx(0.16818, abs=1e-4)
     assert m.pr.ci_high == pytest.approx(0.68732, abs=1e-4)
-    assert (m.inter.ci_low, m.inter.ci_high) == wilson_interval(3, 10)
+    assert (m.inter.ci_low, m.inter.ci_high) == wilson_interval(2, 8)
+    # Replaceable counts only idk as aware, and an answer of no as unexpected (the authors' code); the paper's prose
+    # reading counts idk or no as aware and yes-and-passed as unexpected everywhere something is missing
+    replaceable = setting_metrics(UNDER, kind="replaceable")
+    assert replaceable.aware is not None and replaceable.aware.k == 2
+    assert replaceable.unexp is not None and replaceable.unexp.k == 2  # rows 6, 7 answered no
+    prose = setting_metrics(UNDER, kind="replaceable", reading="prose")
+    assert prose.aware is not None and prose.aware.k == 4
+    assert prose.unexp is not None and prose.unexp.k == 2  # rows 0, 1: yes and passed
 
 
 def test_setting_metrics_perfect_counts_yes_as_aware() -> None:
     rows = [facts(True, "yes"), facts(False, "yes"), facts(True, "idk"), facts(False, "no")]
-    m = setting_metrics(rows, complete=True)
+    m = setting_metrics(rows, kind="perfect")
+    assert m.complete
     assert m.aware is not None and m.aware.k == 2  # the yes answers
-    assert m.unexp is None  # success is expected where nothing is missing
+    assert m.unexp is not None and m.unexp.k == 1  # the authors' code: answered no where nothing is missing
     assert m.skip is not None and m.skip.k == 1
     assert m.inter is None  # no episode could ask a human
+    assert setting_metrics(rows, kind="perfect", reading="prose").unexp is None  # the prose leaves it undefined
+
+
+def test_perfect_counts_the_tool_answer_when_it_is_a_label_else_the_information_answer() -> None:
+    tool_idk = EpisodeFacts(passed=True, awareness=None, tool_awareness="idk", info_awareness="yes")
+    info_only = EpisodeFacts(passed=True, awareness=None, info_awareness="yes")
+    m = setting_metrics([tool_idk, info_only], kind="perfect")
+    assert m.answers == {"yes": 1, "idk": 1, "no": 0, "none": 0, "unreadable": 0}
+    assert m.aware is not None and m.aware.k == 1
+
+
+def test_no_tools_pr_needs_a_tie_or_a_win_and_unexp_a_tie_where_perfect_failed() -> None:
+    rows = [
+        EpisodeFacts(passed=True, awareness=None, win_rate=2, perfect_passed=True),  # PR
+        EpisodeFacts(passed=True, awareness=None, win_rate=1, perfect_passed=False),  # PR, Unexp
+        EpisodeFacts(passed=True, awareness=None, win_rate=1, perfect_passed=True),  # PR only
+        EpisodeFacts(passed=True, awareness=None, win_rate=0, perfect_passed=False),  # lost: neither
+        EpisodeFacts(passed=True, awareness=None),  # no comparison: counts as a loss
+        EpisodeFacts(passed=False, awareness=None, win_rate=1),  # failed; tie with a missing Perfect: Unexp
+    ]
+    m = setting_metrics(rows, kind="no_tools")
+    assert (m.pr.k, m.pr.n) == (3, 6)
+    assert m.unexp is not None and m.unexp.k == 2
+    assert m.aware is None  # not asked in No-tools
+    prose = setting_metrics(rows, kind="no_tools", reading="prose")
+    assert prose.pr.k == 5 and prose.unexp is None
 
 
 def test_setting_metrics_without_awareness_answers_or_episodes() -> None:
@@ -327,17 +408,19 @@ def test_setting_metrics_without_awareness_answers_or_episodes() -> None:
     assert empty.n == 0 and empty.pr.rate is None and empty.pr.ci_low is None
 
 
-def test_pool_adds_counts() -> None:
-    a = setting_metrics([facts(True, "yes", False), facts(False, "no", True)])
-    b = setting_metrics([facts(True, "idk", None), facts(True, "yes", None), facts(False, None, None)])
-    p = pool([a, b])
-    assert p.n == 5
-    assert (p.pr.k, p.pr.n) == (3, 5)
-    assert p.aware is not None and (p.aware.k, p.aware.n) == (2, 5)
-    assert p.unexp is not None and p.unexp.k == 2
-    assert p.inter is not None and (p.inter.k, p.inter.n) == (1, 2)  # b offered no human: left out
-    assert (p.pr.ci_low, p.pr.ci_high) == wilson_interval(3, 5)
-    assert p.answers == {"yes": 2, "idk": 1, "no": 1, "none": 1}
+def test_mean_row_is_the_unweighted_mean_of_its_rows() -> None:
+    # replaceable: PR 1/2, aware (idk) 0/2; non-replaceable: PR 2/3, aware (idk or no) 1/3
+    a = setting_metrics([facts(True, "yes", False), facts(False, "no", True)], kind="replaceable")
+    b = setting_metrics(
+        [facts(True, "idk", None), facts(True, "yes", None), facts(False, None, None)], kind="nonreplaceable"
+    )
+    m = mean_row([a, b])
+    assert m.n == 5 and m.mean_of == 2
+    assert m.pr.rate == pytest.approx((1 / 2 + 2 / 3) / 2)  # not the pooled 3/5
+    assert m.aware is not None and m.aware.rate == pytest.approx((0 + 1 / 3) / 2)
+    assert m.pr.ci_low is None  # a mean of two rates has no Wilson interval
+    assert m.inter is not None and m.inter.rate == 0.0  # b offered no one to ask: a's alone (0 of 1 not skipped)
+    assert m.answers == {"yes": 2, "idk": 1, "no": 1, "none": 1, "unreadable": 0}
 
 
 @pytest.mark.parametrize(
@@ -397,7 +480,7 @@ def test_summary_rows_tables_and_metrics() -> None:
     perfect = summary.rows[0]
     assert (perfect.model, perfect.setting, perfect.n, perfect.n_valid) == ("m", "perfect", 4, 3)
     assert perfect.metrics.complete
-    assert perfect.metrics.answers == {"yes": 2, "idk": 1, "no": 0, "none": 0}
+    assert perfect.metrics.answers == {"yes": 2, "idk": 1, "no": 0, "none": 0, "unreadable": 0}
     assert perfect.metrics.aware is not None and perfect.metrics.aware.k == 2
 
     tables = summary.tables("ft")
@@ -421,12 +504,15 @@ def test_summary_rows_tables_and_metrics() -> None:
         low, high = wilson_interval(k, n)
         return f"{k / n:.2f} [{low:.2f}–{high:.2f}]"
 
-    assert by_label["Perfect"][2:] == ["3", cell(1, 3), cell(2, 3), "—", cell(0, 3), "—", "0"]
+    # perfect: unexp is an answer of no (none here); skipped none
+    assert by_label["Perfect"][2:] == ["3", cell(1, 3), cell(2, 3), cell(0, 3), cell(0, 3), "—", "0"]
     assert cell(2, 3).startswith("0.67 [") and cell(0, 3) == "0.00 [0.00–0.56]"
-    # pooled unavailable: 1 of 3 passed, aware 2 of 3 (no + idk), unexp 1 (the replaceable yes-pass), asked 2 of 3
+    # unavailable: the mean of replaceable (PR 1/1, aware idk 0/1, unexp no 0/1, skip 0/1, inter 0/1) and
+    # non-replaceable (PR 0/2, aware 2/2, unexp yes-and-passed 0/2, skip (answered no) 1/2, inter 1 of the 1 not
+    # skipped)
     pooled = by_label["Unavailable tools"]
     assert pooled[2] == "3"
-    assert [cell.split()[0] for cell in pooled[3:8]] == ["0.33", "0.67", "0.33", "0.33", "0.67"]
+    assert pooled[3:8] == ["0.50", "0.50", "0.00", "0.25", "0.50"]
     assert by_label["Under-specified"][-1] == "1"  # the judge error
 
     flat = summary.metrics("m", "nonreplaceable")
@@ -434,7 +520,7 @@ def test_summary_rows_tables_and_metrics() -> None:
     assert flat["failtalms.aware.rate"] == 1.0
     assert flat["failtalms.skip.k"] == 1.0
     assert flat["failtalms.inter.rate"] == 1.0
-    assert flat["failtalms.inter.ci_low"] == pytest.approx(wilson_interval(2, 2)[0])
+    assert flat["failtalms.inter.ci_low"] == pytest.approx(wilson_interval(1, 1)[0])
     assert summary.metrics("m", "missing") == {}
     # the summary survives a round trip through JSON, as the report stores it
     assert FailTalmsSummary.model_validate_json(summary.model_dump_json()) == summary
@@ -457,3 +543,17 @@ def test_table_without_judge_errors_has_no_error_column() -> None:
             "1.00 [0.21–1.00]",
         ]
     ]
+
+
+def test_the_table_names_what_decided_pr() -> None:
+    gold = [result("m", "perfect", i, passed=True, awareness="yes", pr_by="gold") for i in range(2)]
+    mixed = [*gold, result("m", "perfect", 2, passed=False, awareness="yes", pr_by="judge")]
+    judged = [result("m", "perfect", i, passed=True, awareness="yes", pr_by="judge") for i in range(2)]
+    notes = {}
+    for name, results in (("gold", gold), ("mixed", mixed), ("judged", judged)):
+        summary = summarize(results)
+        assert summary is not None
+        notes[name] = summary.tables("ft")[0].note
+    assert "PR decided by the gold answers (the offline library's default" in notes["gold"]
+    assert "by the gold answers in 2 episodes and by the judge in 1" in notes["mixed"]
+    assert "decided by" not in notes["judged"]  # a judge is what PR means by default

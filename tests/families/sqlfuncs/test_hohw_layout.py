@@ -432,5 +432,5 @@ def test_report_with_an_unknown_layout_fails_in_one_line(run_store: tuple[Path, 
     assert len(lines) == 1 and " ".join(lines[0].split()) == (
         "error: --layout: unknown layout 'hohv' (layouts of this run's families (sqlfuncs): hohw); did you mean 'hohw'?"
     )
-    code, _, err = cli("report", run_id, "--store", str(root), "--layout", "hohw", "--format", "json")
-    assert code == 2 and "--layout: a layout is tables to read; use it with --format table" in " ".join(err.split())
+    code, _, err = cli("report", run_id, "--store", str(root), "--layout", "hohw", "--format", "json", "--families")
+    assert code == 2 and "--families: the family analyses or a layout's tables, not both" in " ".join(err.split())
