@@ -12,16 +12,14 @@ the episode's scenario (``Scenario.family``)."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
-import time
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from undertow.env_core.environment import Environment
-from undertow.env_core.errors import ModelError, SandboxViolation
+from undertow.env_core.errors import SandboxViolation
 from undertow.env_core.families import prompt_preset
 from undertow.env_core.faults import Harness
 from undertow.env_core.model import (
@@ -35,12 +33,10 @@ from undertow.env_core.model import (
     ToolError,
     ToolSpec,
     Trajectory,
-    Turn,
 )
 from undertow.env_core.prompts import PromptPreset
 from undertow.env_core.sandbox import FunctionStub, Kernel, SandboxConfig, ToolReply, python_name
 from undertow.env_core.text import strip_fence
-from undertow.env_core.untrusted import clean_value
 from undertow.scoring.answers import Awareness, Reader, parse_awareness
 from undertow.workers.clients import ChatReply, ModelClient
 from undertow.workers.finishing import finishes, run_finishing, tool_definitions
@@ -73,6 +69,7 @@ from undertow.workers.prompts import (
     protocol_part,
     system_preset,
 )
+from undertow.workers.turns import as_json, assistant_message, call_tool, finish_episode, model_turn
 
 TEXT_CALL_FEEDBACK = (
     "Your reply looks like a tool call, but it could not be read: {error}. Call the tool again with well-formed "
@@ -256,87 +253,6 @@ def codeact_preset_prompt(config: AgentConfig, tools: list[ToolSpec]) -> str:
     return codeact_preset(config.preset, tools, advises=config.advises, offers_give_up=config.offers_give_up)
 
 
-def _assistant_message(content: str | None, calls: list[Any]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": content}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": c.unparsed_arguments or _json(c.arguments)},
-            }
-            for c in calls
-        ]
-    return message
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-async def _model_turn(
-    client: ModelClient, messages: list[dict[str, Any]], tools: list[dict[str, Any]], index: int, trajectory: Trajectory
-) -> ChatReply | None:
-    """Ask the model for its next reply and record the turn; None (outcome model_error recorded) if it failed."""
-    try:
-        request_sha256 = request_hash(messages, tools)
-    except UnicodeEncodeError:  # model text that came back raw (a cell's output): cleaned as the trajectory's is
-        messages[:] = clean_value(messages)
-        request_sha256 = request_hash(messages, tools)
-    started = time.perf_counter()
-    try:
-        reply = await client.complete(messages, tools)
-    except ModelError as exc:
-        trajectory.outcome, trajectory.error = Outcome.model_error, str(exc)
-        return None
-    latency = (time.perf_counter() - started) * 1000.0
-    turn = Turn(
-        index=index,
-        content=reply.content,
-        tool_calls=reply.tool_calls,
-        latency_ms=latency,
-        usage=reply.usage,
-        finish_reason=reply.finish_reason,
-        request_sha256=request_sha256,
-    )
-    turn.response_sha256 = response_hash(turn)
-    trajectory.turns.append(turn)
-    return reply
-
-
-def request_hash(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
-    """Identity of a model request: replaying an episode must send exactly the same requests."""
-    text = json.dumps({"messages": messages, "tools": tools}, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def response_hash(turn: Turn) -> str:
-    reply = {
-        "content": turn.content,
-        "tool_calls": [c.model_dump() for c in turn.tool_calls],
-        "finish_reason": turn.finish_reason,
-    }
-    return hashlib.sha256(json.dumps(reply, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _finish(env: Environment, trajectory: Trajectory, index: int, content: str, gave_up: bool = False) -> Trajectory:
-    """End the episode with an answer, or a give-up (``gave_up``, or text that starts with the marker)."""
-    gave_up = gave_up or content.startswith(GIVE_UP_MARKER)
-    action = Action(kind="give_up" if gave_up else "final_answer", content=content)
-    env.step(action)
-    trajectory.steps.append(Step(turn=index, action=action))
-    trajectory.final_answer, trajectory.gave_up, trajectory.outcome = content, gave_up, Outcome.scored
-    return trajectory
-
-
-async def _call(env: Environment, trajectory: Trajectory, index: int, call: ToolCall) -> Observation:
-    action = Action(kind="tool_call", tool_call=call)
-    observation = await env.astep(action)
-    assert observation is not None
-    trajectory.steps.append(Step(turn=index, action=action, observation=observation))
-    return observation
-
-
 def _unusable(reply: ChatReply, trajectory: Trajectory) -> bool:
     """A reply that carries nothing to act on is the model's failure (``model_error``): truncated or empty."""
     if reply.finish_reason == "length":
@@ -388,7 +304,7 @@ async def run_agent(
     parse_failures = 0
     for index in range(config.max_turns):
         tools = [spec.openai() for spec in env.tools()]
-        reply = await _model_turn(client, messages, tools, index, trajectory)
+        reply = await model_turn(client, messages, tools, index, trajectory)
         if reply is None:
             return trajectory
         calls = reply.tool_calls
@@ -409,13 +325,13 @@ async def run_agent(
                     messages.append({"role": "assistant", "content": reply.content})
                     messages.append({"role": "user", "content": follow_ups.pop(0)})
                     continue
-                return _finish(env, trajectory, index, (reply.content or "").strip())
+                return finish_episode(env, trajectory, index, (reply.content or "").strip())
             trajectory.turns[-1].parse_stage = parsed.stage
             calls = [call.model_copy(update={"id": f"text_{index}_{n}"}) for n, call in enumerate(parsed.calls)]
             content = None  # the call now travels as a structured call; its text would repeat it
-        messages.append(_assistant_message(content, calls))
+        messages.append(assistant_message(content, calls))
         for call in calls:
-            observation = await _call(env, trajectory, index, call)
+            observation = await call_tool(env, trajectory, index, call)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": observation.content()})
         if all(c.unparsed_arguments is not None for c in calls):
             parse_failures += 1
@@ -508,7 +424,7 @@ async def run_codeact(
         sandbox=sandbox,
     ) as kernel:
         for index in range(config.max_turns):
-            reply = await _model_turn(client, messages, [], index, trajectory)
+            reply = await model_turn(client, messages, [], index, trajectory)
             if reply is None:
                 return trajectory
             text = reply.content or ""
@@ -517,9 +433,9 @@ async def run_codeact(
                 return trajectory
             messages.append({"role": "assistant", "content": text})
             if kind == "give_up":
-                return _finish(env, trajectory, index, code)
+                return finish_episode(env, trajectory, index, code)
             if kind == "none" and stops_to_give_up:
-                return _finish(env, trajectory, index, text.strip(), gave_up=True)
+                return finish_episode(env, trajectory, index, text.strip(), gave_up=True)
             if kind == "none":
                 parse_failures += 1
                 if _parse_failed(trajectory, parse_failures, config, "no <execute> or <solution> block"):
@@ -590,7 +506,7 @@ async def run_react(
     follow_ups = list(env.scenario.follow_ups)  # a multi-turn scenario's next user messages
     parse_failures = 0
     for index in range(config.max_turns):
-        reply = await _model_turn(client, messages, [], index, trajectory)
+        reply = await model_turn(client, messages, [], index, trajectory)
         if reply is None:
             return trajectory
         failures = await _react_step(env, config, trajectory, messages, reply, index, parse_failures, follow_ups)
@@ -627,7 +543,7 @@ async def _react_step(
         if follow_ups:  # the user goes on: the answer so far stays in the turn, the episode continues
             messages.append({"role": "user", "content": follow_ups.pop(0)})
             return parse_failures
-        _finish(env, trajectory, index, value)
+        finish_episode(env, trajectory, index, value)
         return None
     if kind == "error":
         if _parse_failed(trajectory, parse_failures + 1, config, value):
@@ -636,7 +552,7 @@ async def _react_step(
         return parse_failures + 1
     trajectory.turns[-1].parse_stage = "react_action"
     call = value.model_copy(update={"id": f"react_{index}"})
-    observation = await _call(env, trajectory, index, call)
+    observation = await call_tool(env, trajectory, index, call)
     messages.append({"role": "user", "content": _observed(observation, config, env.scenario.family)})
     return 0
 
@@ -696,7 +612,7 @@ async def _choose(
     labels = ", ".join(choice_label(i) for i in range(len(candidates)))
     why = ""
     for attempt in range(2):
-        reply = await _model_turn(client, messages, [], index, trajectory)
+        reply = await model_turn(client, messages, [], index, trajectory)
         if reply is None:
             return "ended", None
         trajectory.turns[-1].parse_stage = "decoupled_choice"
@@ -747,7 +663,7 @@ async def run_decoupled(
     ]
     parse_failures = 0
     for index in range(config.max_turns):
-        reply = await _model_turn(client, messages, [], index, trajectory)
+        reply = await model_turn(client, messages, [], index, trajectory)
         if reply is None:
             return trajectory
         allowed = env.valid_actions()
@@ -764,7 +680,7 @@ async def run_decoupled(
         if kind == "final":
             trajectory.turns[-1].parse_stage = "decoupled_final"
             messages.append({"role": "assistant", "content": text})
-            return _finish(env, trajectory, index, value)
+            return finish_episode(env, trajectory, index, value)
         if kind == "error":
             parse_failures += 1
             if _parse_failed(trajectory, parse_failures, config, value):
@@ -796,7 +712,7 @@ async def run_decoupled(
         assert isinstance(chosen, int)
         name, arguments = allowed[chosen]
         call = ToolCall(id=f"decoupled_{index}", name=name, arguments=dict(arguments))
-        observation = await _call(env, trajectory, index, call)
+        observation = await call_tool(env, trajectory, index, call)
         messages.append({"role": "assistant", "content": f"Thought: {thought}\nAction: {shown[chosen]}"})
         messages.append({"role": "user", "content": _observed(observation, config, env.scenario.family)})
     trajectory.outcome = Outcome.budget_exhausted
@@ -837,14 +753,14 @@ async def run_direct(
         {"role": "user", "content": start.task},
     ]
     for index in range(config.max_parse_errors):
-        reply = await _model_turn(client, messages, [], index, trajectory)
+        reply = await model_turn(client, messages, [], index, trajectory)
         if reply is None:
             return trajectory
         parsed = parse_tool_calls(reply.content)
         if parsed.error is None and not parsed.calls:
             if _unusable(reply, trajectory):
                 return trajectory
-            return _finish(env, trajectory, index, (reply.content or "").strip())
+            return finish_episode(env, trajectory, index, (reply.content or "").strip())
         if parsed.error is not None:
             if _parse_failed(trajectory, index + 1, config, parsed.error):
                 return trajectory
@@ -864,10 +780,10 @@ async def run_direct(
             properties = schemas.get(call.name, {})
             arguments = {k: _resolve(v, results, properties.get(k, {})) for k, v in call.arguments.items()}
             resolved = call.model_copy(update={"id": f"seq_{n}", "arguments": arguments})
-            last = await _call(env, trajectory, index, resolved)
+            last = await call_tool(env, trajectory, index, resolved)
             results[label or f"call_{n}"] = last.result if last.ok else None
-        answer = _json(last.result) if last is not None and last.ok else (last.content() if last else "")
-        return _finish(env, trajectory, index, answer)
+        answer = as_json(last.result) if last is not None and last.ok else (last.content() if last else "")
+        return finish_episode(env, trajectory, index, answer)
     return trajectory
 
 
@@ -926,7 +842,7 @@ async def ask_awareness(
     env.reset()
     trajectory.skipped = True
     reason = f"{GIVE_UP_MARKER}: skipped after answering No: {recorded.reply}"
-    _finish(env, trajectory, AWARENESS_TURN, reason, gave_up=True)
+    finish_episode(env, trajectory, AWARENESS_TURN, reason, gave_up=True)
     return False
 
 
@@ -944,7 +860,7 @@ async def _awareness_answer(
     answer: Awareness | None = None
     reply: ChatReply | None = None
     for attempt in range(attempts):
-        reply = await _model_turn(client, messages, [], AWARENESS_TURN, trajectory)
+        reply = await model_turn(client, messages, [], AWARENESS_TURN, trajectory)
         if reply is None:
             return None
         trajectory.turns[-1].parse_stage = "awareness"

@@ -24,6 +24,7 @@ from undertow.env_core.model import ASK_HUMAN, Action, Observation, Outcome, Ste
 from undertow.env_core.prompts import PromptPreset
 from undertow.workers.clients import ChatReply, ModelClient
 from undertow.workers.parsers import text_tool_calls
+from undertow.workers.turns import assistant_message, call_tool, finish_episode, model_turn
 
 FINISH_TOOL = "finish_tool"
 FINISH_REMINDER = "finish_reminder"
@@ -99,9 +100,6 @@ async def run_finishing(
     env: Environment, client: ModelClient, system: str, max_turns: int, preset: PromptPreset, trajectory: Trajectory
 ) -> Trajectory:
     """Play one episode under a finish-tool preset (module docstring), its system prompt ``system``."""
-    # agent's helpers, imported here: the agent module hands its function-calling episodes to this one
-    from undertow.workers.agent import _assistant_message, _call, _finish, _model_turn
-
     start = env.reset()
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": start.task}]
     finish = _function(preset, FINISH_TOOL)
@@ -110,7 +108,7 @@ async def run_finishing(
     for index in range(max_turns):
         functions = tool_definitions(env, preset)
         tools = [{"type": "function", "function": function} for function in functions]
-        reply = await _model_turn(client, messages, tools, index, trajectory)
+        reply = await model_turn(client, messages, tools, index, trajectory)
         if reply is None:
             return trajectory
         content = (reply.content or "").strip()
@@ -125,19 +123,19 @@ async def run_finishing(
             messages.append({"role": "assistant", "content": reply.content or ""})
             messages.append({"role": "user", "content": preset.part(FINISH_REMINDER)})
             continue
-        messages.append(_assistant_message(reply.content if reply.tool_calls else None, calls))
+        messages.append(assistant_message(reply.content if reply.tool_calls else None, calls))
         for call in calls:
             if call.name == finish["name"]:
-                return _finish(env, trajectory, index, _answer_of(call, finish))
+                return finish_episode(env, trajectory, index, _answer_of(call, finish))
             if call.name == human and any(function["name"] == human for function in functions):
                 observation = await _ask_person(env, preset, call)
                 step = Step(turn=index, action=Action(kind="tool_call", tool_call=call), observation=observation)
                 trajectory.steps.append(step)
             else:
-                observation = await _call(env, trajectory, index, call)
+                observation = await call_tool(env, trajectory, index, call)
             messages.append({"role": "tool", "tool_call_id": call.id, "content": observation.content()})
     if last_text:  # the step budget is spent: the last text the model wrote is its answer
-        return _finish(env, trajectory, index, last_text)
+        return finish_episode(env, trajectory, index, last_text)
     trajectory.outcome = Outcome.budget_exhausted
     trajectory.error = f"no answer after {max_turns} turns"
     return trajectory

@@ -11,8 +11,8 @@ from typing import Any
 
 from undertow.env_core.errors import ModelError
 from undertow.env_core.model import Outcome, Trajectory
-from undertow.workers.agent import request_hash
 from undertow.workers.clients import ChatReply, ModelClient
+from undertow.workers.turns import request_hash
 
 
 class ReplayMismatch(Exception):
