@@ -115,7 +115,7 @@ def adapt(suite: Suite, config: SuiteConfig) -> Suite:
     return Suite(suite.name, suite.family, suite.version, suite.toolbox, kept, suite.skipped)
 
 
-def _perfect(setting: Any) -> bool:
+def is_perfect(setting: Any) -> bool:
     """FAIL-TaLMs' Perfect setting: the whole request, every tool, no one to ask."""
     return setting.condition == "none" and not setting.faults and not setting.ask_human
 
@@ -128,7 +128,7 @@ def plan_check(config: Any, index: int, suite: Suite) -> list[ConfigError]:
     problems: list[ConfigError] = []
     settings = list(config.settings)
     no_tools = [s for s in settings if s.condition == "no_tools"]
-    if no_tools and not any(_perfect(s) for s in settings):
+    if no_tools and not any(is_perfect(s) for s in settings):
         problems.append(
             ConfigError(
                 f"setting '{no_tools[0].name}' (no_tools) is scored against the same model's Perfect episode of each "

@@ -82,9 +82,6 @@ def forecasts(issued: Date = TODAY) -> dict[str, list[dict[str, Any]]]:
     return table
 
 
-FORECASTS = forecasts()  # today's
-
-
 def _hourly(key: str, day: dict[str, Any], issued: Date = TODAY) -> list[dict[str, Any]]:
     """24 hourly points derived from the day: coolest near dawn, warmest mid-afternoon (the facts of ``issued``)."""
     spans = tables(issued).hourly_facts.get((key, day["date"]), [])

@@ -203,7 +203,7 @@ async def judge_episode(
 def perfect_setting(settings: Sequence[Setting]) -> Setting | None:
     """The sweep's Perfect setting (the whole request, every tool, no one to ask), as the planner's check reads
     it: the first named as Perfect, else the first of that kind; None when the sweep has none."""
-    found = [s for s in settings if s.condition == "none" and not s.faults and not s.ask_human]
+    found = [s for s in settings if build.is_perfect(s)]
     return next((s for s in found if setting_kind(s.name) == "perfect"), found[0] if found else None)
 
 
