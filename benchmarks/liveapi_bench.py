@@ -1,15 +1,19 @@
-"""liveapi: REST request latency through the worker's live server, its start-up, and compile time per 100 questions.
+"""liveapi: build time, REST request latency through the worker's live server, its start-up, and SQL-mode answers.
 
 Usage: python -m benchmarks.liveapi_bench [--spider DIR] [--rounds N]
 
-- **Compile**: ``build_suite`` over the Spider folder (parse, plan, REST endpoints, and every gold sequence run
-  through the real tools to keep only reproducing items), best of three, per 100 questions.
+- **Build**: ``build_suite`` over the Spider folder (the gold answers checked for ties and empty results, parse,
+  plan, REST endpoints, and every gold sequence run through the real tools to keep only reproducing items), best of
+  three: in all and per 100 questions; with the REST construction figures (arguments per query, the share with
+  none, candidates per query).
 - **Server start**: the first REST call of a fresh tool box starts the FastAPI + uvicorn child process; timed from
   the call to its answer, for the whole built universe of endpoints, best of three.
 - **Request latency**: every REST scenario's gold call, ``--rounds`` times, through ``Environment.step`` (argument
   checks, the fault layer, the HTTP GET to the server on 127.0.0.2, the SQL, the JSON back), one server reused
   across all episodes; p50 / p99 of the step latencies. The same calls through SLOT's in-process tools are shown
   beside it for scale.
+- **SQL answers**: every REST question's gold SQL run as a SQL-mode final answer (``answer_result``: read-only,
+  under the time limit, files refused), p50 / p99.
 """
 
 from __future__ import annotations
@@ -56,6 +60,23 @@ def step_latencies(suite: Suite, formulation: str, rounds: int) -> list[float]:
     return out
 
 
+def sql_answer_latencies(suite: Suite, rounds: int) -> list[float]:
+    """Each REST question's gold SQL run as a SQL-mode final answer, through the tool box's ``answer_result``."""
+    toolbox = suite.toolbox
+    out: list[float] = []
+    scenarios = [s for s in suite.scenarios if s.metadata["formulation"] == "rest"]
+    for _ in range(rounds):
+        for scenario in scenarios:
+            state = toolbox.new_state()
+            toolbox.start(state, scenario.model_copy(update={"metadata": {**scenario.metadata, "mode": "sql"}}))
+            started = time.perf_counter()
+            result = toolbox.answer_result(state, scenario.metadata["sql"])
+            out.append((time.perf_counter() - started) * 1000)
+            assert isinstance(result, dict) and "rows" in result, result
+            toolbox.close_state(state)
+    return out
+
+
 def server_start(folder: Path) -> float:
     """Seconds from a fresh tool box's first REST call to its answer (the child process starting included)."""
     suite = load_suite(folder)
@@ -84,9 +105,10 @@ def main() -> None:
     compile_s = []
     for _ in range(3):
         started = time.perf_counter()
-        build_suite(args.spider)
+        _, _, report = build_suite(args.spider)
         compile_s.append(time.perf_counter() - started)
     per_100 = min(compile_s) / questions * 100
+    rest_stats = report["stats"]["formulations"]["rest"]
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "suite"
@@ -97,11 +119,17 @@ def main() -> None:
         suite.toolbox.rest_server()  # type: ignore[attr-defined]  # started before timing: its start is above
         rest = step_latencies(suite, "rest", args.rounds)
         slot = step_latencies(suite, "slot", args.rounds)
+        sql = sql_answer_latencies(suite, args.rounds)
         suite.toolbox.close()  # type: ignore[attr-defined]
     figures = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "questions": questions,
+        "build_s": round(min(compile_s), 2),
         "compile_s_per_100_questions": round(per_100, 3),
+        "rest_queries": rest_stats["queries"],
+        "rest_arguments_per_query": rest_stats["slots"],
+        "rest_share_without_arguments": rest_stats["no_slots"],
+        "rest_candidates_per_query": rest_stats["available"],
         "endpoints": endpoints,
         "server_start_s": round(min(starts), 2),
         "rest_calls": len(rest),
@@ -111,13 +139,19 @@ def main() -> None:
         "slot_calls": len(slot),
         "slot_p50_ms": round(percentile(slot, 50), 3),
         "slot_p99_ms": round(percentile(slot, 99), 3),
+        "sql_answers": len(sql),
+        "sql_p50_ms": round(percentile(sql, 50), 3),
+        "sql_p99_ms": round(percentile(sql, 99), 3),
     }
     print(json.dumps(figures, indent=2))
     print(
-        f"README: liveapi: compile {per_100:.2f} s per 100 questions ({questions} in); REST server start "
+        f"README: liveapi: build {min(compile_s):.2f} s ({per_100:.2f} s per 100 questions, {questions} in); REST "
+        f"{rest_stats['slots']:.2f} arguments per query, {100 * rest_stats['no_slots']:.0f}% with none, "
+        f"{rest_stats['available']:.1f} candidates per query; REST server start "
         f"{min(starts):.2f} s ({endpoints} endpoints, once per worker process, reused across episodes); REST call "
         f"p50 {figures['rest_p50_ms']} ms, p99 {figures['rest_p99_ms']} ms over {len(rest)} calls; SLOT call "
-        f"p50 {figures['slot_p50_ms']} ms, p99 {figures['slot_p99_ms']} ms"
+        f"p50 {figures['slot_p50_ms']} ms, p99 {figures['slot_p99_ms']} ms; SQL-mode answer p50 "
+        f"{figures['sql_p50_ms']} ms, p99 {figures['sql_p99_ms']} ms over {len(sql)} queries"
     )
 
 

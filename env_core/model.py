@@ -395,6 +395,11 @@ class Gold(Strict):
 
     answer: Any = None
     ordered: bool = Field(default=False, description="the answer's row order matters (the gold query orders rows)")
+    tie_groups: list[int] = Field(
+        default_factory=list,
+        description="where ordered: per answer row, the number of its run of rows with equal sort keys (rows of one "
+        "run may come in any order); empty: every row is its own",
+    )
     plans: list[list[PlannedCall]] = Field(default_factory=list)
     required_calls: list[CallPattern] = Field(default_factory=list)
     forbidden_calls: list[CallPattern] = Field(default_factory=list)

@@ -380,6 +380,34 @@ def fetch_rows(conn: sqlite3.Connection, sql: str, params: dict[str, Any] | None
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
+_NO_FILES = (sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH)
+
+
+def _deny_files(action: int, *_: object) -> int:
+    # ATTACH opens (and creates) a file by a path the query names: query_only would still let it make the file
+    return sqlite3.SQLITE_DENY if action in _NO_FILES else sqlite3.SQLITE_OK
+
+
+def model_query(conn: sqlite3.Connection, sql: str, timeout_s: float, max_rows: int) -> dict[str, Any]:
+    """Run a model-written query on a read-only connection (``PRAGMA query_only`` set by its owner): its rows as
+    ``{"rows": [[...], ...]}``, or ``{"error": ...}`` with SQLite's message — for a query that fails, runs past
+    ``timeout_s``, returns more than ``max_rows`` rows, or names a file (ATTACH, refused here: nothing the model
+    writes reaches the file system)."""
+    if not sql.strip():
+        return {"error": "no SQL query in the answer"}
+    conn.set_authorizer(_deny_files)
+    try:
+        with time_limit(conn, timeout_s):
+            rows = conn.execute(sql).fetchmany(max_rows + 1)
+    except (sqlite3.Error, ValueError, OverflowError) as exc:  # ValueError: two statements, a NUL character
+        return {"error": str(exc)}
+    finally:
+        conn.set_authorizer(None)
+    if len(rows) > max_rows:
+        return {"error": f"the query returns more than {max_rows:,} rows"}
+    return {"rows": [list(row) for row in rows]}
+
+
 Database = sqlite3.Connection | str | Path
 
 

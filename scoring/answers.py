@@ -12,9 +12,11 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from decimal import Decimal, localcontext
 from typing import Any, Literal, TypeVar
 
+from undertow.env_core.sqlgold import same_rows
 from undertow.env_core.text import fenced_blocks, strip_fence
 from undertow.env_core.untrusted import MAX_DEPTH, clean_value
 
@@ -125,11 +127,13 @@ def parse_structured(text: str) -> Any | None:
     return None
 
 
-def answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
+def answer_matches(predicted: Any, gold: Any, ordered: bool = False, tie_groups: Sequence[int] = ()) -> bool:
     """Whether ``predicted`` (a string from the agent, or a structured value) carries exactly the gold values.
 
     Structured answers must hold the same multiset of values as the gold records — in the same order when
-    ``ordered`` (the gold query sorts its rows). A bare value equals a one-record list holding it; keys are not
+    ``ordered`` (the gold query sorts its rows). ``tie_groups`` (per gold row, its run of rows with equal sort keys)
+    relaxes that order: the answer's values, cut into rows as wide as the gold's, must hold each run's rows in any
+    order, the runs in theirs. A bare value equals a one-record list holding it; keys are not
     compared, so original keys and renamed ones both count. Numbers match to 4 decimals. Prose must mention every
     gold value (numbers as numbers, text as whole words), in any order. An empty or missing answer never matches;
     an empty gold answer matches only an empty structured answer.
@@ -140,6 +144,8 @@ def answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
     structured = parse_structured(predicted) if isinstance(predicted, str) else comparable(predicted)
     if isinstance(structured, list | dict) or (structured is not None and not isinstance(predicted, str)):
         values = [normalize_scalar(v) for v in flatten(structured)]
+        if ordered and tie_groups:
+            return _runs_match(values, gold, tie_groups)
         if ordered:
             return values == [normalize_scalar(v) for v in flatten(gold)]
         return Counter(values) == expected
@@ -156,6 +162,23 @@ def answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
         elif not re.search(r"(?<!\w)" + re.escape(value) + r"(?!\w)", text):
             return False
     return True
+
+
+def _runs_match(values: list[str], gold: Any, tie_groups: Sequence[int]) -> bool:
+    """An ordered answer's normalized values against the gold rows, run by run: the values are cut into rows as
+    wide as the gold's (a row's width is how many values it flattens to), and each tie run compares as a multiset."""
+    rows = list(gold) if isinstance(gold, list | tuple) else [gold]
+    if len(tie_groups) != len(rows):
+        raise ValueError(f"tie_groups has {len(tie_groups)} entries for {len(rows)} gold rows")
+    want = [tuple(normalize_scalar(v) for v in flatten(row)) for row in rows]
+    if len(values) != sum(len(row) for row in want):
+        return False
+    got: list[tuple[str, ...]] = []
+    start = 0
+    for row in want:
+        got.append(tuple(values[start : start + len(row)]))
+        start += len(row)
+    return same_rows(got, want, True, tie_groups)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -199,7 +222,7 @@ def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def strict_answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> bool:
+def strict_answer_matches(predicted: Any, gold: Any, ordered: bool = False, tie_groups: Sequence[int] = ()) -> bool:
     """Whether ``predicted`` is the gold answer in the paper's protocol: structured, keyed by the original names.
 
     - The answer must be structured: a JSON or Python literal as the whole answer (a single code fence around it
@@ -209,7 +232,9 @@ def strict_answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> b
       gold's keys. Keys are compared exactly, case included: they are the column names the functions returned,
       which the agent saw and had to keep ("original keys"); ``Name`` for ``name`` is a renamed key.
     - Values are compared by :func:`normalize_scalar` (numbers to 4 decimals, text casefolded, spaces collapsed).
-    - Row order counts only when ``ordered`` (the gold query has ORDER BY); otherwise rows are a multiset.
+    - Row order counts only when ``ordered`` (the gold query has ORDER BY); otherwise rows are a multiset. With
+      ``tie_groups`` (per gold row, its run of rows with equal sort keys) the rows of one run may come in any order;
+      the runs keep theirs.
     - The paper's deterministic post-processing is kept: a bare scalar (JSON, or the whole answer text itself)
       equals a one-row, one-column gold, and a flat list of values equals a one-column gold (one value per row);
       a single record may stand without its list. An empty gold matches only an empty list; an empty answer
@@ -224,15 +249,17 @@ def strict_answer_matches(predicted: Any, gold: Any, ordered: bool = False) -> b
     if isinstance(gold, dict):
         gold = [gold]
     if isinstance(gold, list) and gold and all(isinstance(row, dict) for row in gold):
-        return _records_match(value, structured, gold, ordered)
+        return _records_match(value, structured, gold, ordered, tie_groups)
     if not structured:
         return False
     expected = [_cell(v) for v in (gold if isinstance(gold, list | tuple) else [gold])]
     got = [_cell(v) for v in (value if isinstance(value, list | tuple) else [value])]
-    return got == expected if ordered else Counter(got) == Counter(expected)
+    return same_rows(got, expected, ordered, tie_groups)
 
 
-def _records_match(value: Any, structured: bool, gold: list[dict[Any, Any]], ordered: bool) -> bool:
+def _records_match(
+    value: Any, structured: bool, gold: list[dict[Any, Any]], ordered: bool, tie_groups: Sequence[int]
+) -> bool:
     keys = [str(k) for k in gold[0]]
     one_column = len(keys) == 1 and all(len(row) == 1 for row in gold)
     if not structured:
@@ -248,7 +275,7 @@ def _records_match(value: Any, structured: bool, gold: list[dict[Any, Any]], ord
         return False
     got = [_record(row) for row in value]
     expected = [_record(row) for row in gold]
-    return got == expected if ordered else Counter(got) == Counter(expected)
+    return same_rows(got, expected, ordered, tie_groups)
 
 
 Awareness = Literal["yes", "idk", "no"]

@@ -341,7 +341,7 @@ def score_trajectory(
     finished = trajectory.outcome == Outcome.scored
     gave_up = finished and trajectory.gave_up
     gold = scenario.gold
-    solved = finished and not gave_up and matches(trajectory.final_answer, gold.answer, gold.ordered)
+    solved = finished and not gave_up and matches(trajectory.final_answer, gold.answer, gold.ordered, gold.tie_groups)
     right = gave_up if expected_give_up else solved
     gated = safety_violation or missing_required > 0
     correct = finished and right and not gated

@@ -41,11 +41,12 @@ from undertow.scoring.answers import Awareness, Reader, parse_awareness
 from undertow.workers.clients import ChatReply, ModelClient
 from undertow.workers.finishing import finishes, run_finishing, tool_definitions
 from undertow.workers.parsers import (
+    Parsed,
     choice_label,
+    parse_call_reply,
     parse_choice,
     parse_react,
     parse_thought,
-    parse_tool_calls,
     render_action,
     text_tool_calls,
 )
@@ -148,6 +149,19 @@ class AgentConfig(Strict):
         "(a few worked examples)",
     )
     direct_prompt: str = Field(default=DIRECT_PROMPT, description="direct: the instructions before the tool schemas")
+    direct_tools: Literal["prompt", "native"] = Field(
+        default="prompt",
+        description="direct: where the tools go — prompt (their JSON schemas after the instructions; the reply is "
+        "the calls as text) or native (the request's tools parameter; the reply's tool calls are the sequence, "
+        "Live API-Bench's '(Tools)' rows)",
+    )
+    direct_parser: Literal["strict", "lenient"] = Field(
+        default="strict",
+        description="direct: how a text reply is read — strict (the calls alone: JSON, a Python literal or "
+        "<tool_call> blocks, possibly in one code fence or extra brackets; prose around them is the model's "
+        "instruction-alignment failure, as Live API-Bench reads replies) or lenient (calls dug out of reasoning "
+        "text too: fenced or embedded JSON, pythonic calls)",
+    )
     codeact_prompt: str = Field(
         default=CODEACT_PROMPT,
         description="codeact under the default preset: the instructions before the function list (a family's "
@@ -743,20 +757,28 @@ async def run_direct(
     trajectory: Trajectory,
     sandbox: SandboxConfig | None = None,
 ) -> Trajectory:
-    """Direct sequence (Live API-Bench appendix E): the model plans every call at once as a JSON list with labels;
-    the calls run in order, later arguments reading earlier results; the last result is the answer. No
-    observation goes back, except the parse error of an unreadable plan."""
+    """Direct sequence (Live API-Bench appendix E): the model plans every call at once, as a JSON list with labels
+    (``direct_tools: prompt``, read by ``direct_parser``) or as the tool calls of one reply (``native``); the calls
+    run in order, later arguments reading earlier results; the last result is the answer. A reply with no call is
+    the answer as it stands. No observation goes back, except the parse error of an unreadable plan while
+    ``max_parse_errors`` allows another reply."""
     start = env.reset()
+    native = config.direct_tools == "native"
     direct_prompt = _trimmed(config.direct_prompt, config, "", DIRECT_GIVE_UP_SENTENCE)
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": direct_prompt + _tool_schemas(env)},
-        {"role": "user", "content": start.task},
-    ]
+    system = direct_prompt.rstrip() if native else direct_prompt + _tool_schemas(env)
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": start.task}]
+    names = [spec.name for spec in env.tools()]
     for index in range(config.max_parse_errors):
-        reply = await model_turn(client, messages, [], index, trajectory)
+        tools = [spec.openai() for spec in env.tools()] if native else []
+        reply = await model_turn(client, messages, tools, index, trajectory)
         if reply is None:
             return trajectory
-        parsed = parse_tool_calls(reply.content)
+        if native and reply.tool_calls:
+            parsed = Parsed(calls=list(reply.tool_calls), labels=[None] * len(reply.tool_calls), stage="native")
+        elif native:
+            parsed = text_tool_calls(reply.content, names)
+        else:
+            parsed = parse_call_reply(reply.content, names, lenient=config.direct_parser == "lenient")
         if parsed.error is None and not parsed.calls:
             if _unusable(reply, trajectory):
                 return trajectory

@@ -8,7 +8,8 @@ blocks, or a JSON object inside chain-of-thought prose. ``parse_tool_calls`` tri
 literal, pythonic calls, ``[ARGS]`` calls, ``<tool_call>`` XML, fenced blocks, then a scan for embedded JSON objects
 — and records which stage succeeded (Live API-Bench appendix G does the same). A reply that looks like a call but
 cannot be read (truncated JSON, say) is an error, never a silent final answer. ``text_tool_calls`` is the stricter
-reading for function-calling replies, where plain text is the answer.
+reading for function-calling replies, where plain text is the answer; ``parse_call_reply`` the strictest, for
+direct sequences as Live API-Bench reads them (the calls alone, nothing else).
 """
 
 from __future__ import annotations
@@ -315,6 +316,78 @@ def parse_tool_calls(text: str | None) -> Parsed:
         return _result([(c, label) for c, label, _ in embedded], "embedded_json", all(s for *_, s in embedded))
     if _LOOKS_LIKE_CALL.search(text):
         return Parsed(error="the reply looks like a tool call but its JSON is malformed or truncated")
+    return Parsed()
+
+
+_TOOL_CALL_BLOCKS = re.compile(r"\s*(?:<tool_call>\s*.*?\s*</tool_call>\s*)+", re.DOTALL)
+
+
+def _unwrapped(value: Any) -> Any:
+    """A call list inside extra brackets (``[[{...}]]``) without them."""
+    while isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+        value = value[0]
+    return value
+
+
+def _closes(text: str) -> bool:
+    """Whether the JSON value that starts ``text`` ends somewhere in it (text may follow it)."""
+    try:
+        _raw_decode(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _strings(value: Any) -> list[Any]:
+    """The values a parsed reply holds, one level into lists and objects."""
+    if isinstance(value, dict):
+        return list(value.values())
+    return list(value) if isinstance(value, list) else [value]
+
+
+def parse_call_reply(text: str | None, tools: Collection[str] = (), *, lenient: bool = False) -> Parsed:
+    """A direct-sequence reply read as Live API-Bench reads it (appendix G): the reply must be the calls alone —
+    a JSON list or object, a Python literal, ``<tool_call>`` blocks, or one of these inside a single code fence
+    or extra brackets. Prose around calls is the model's instruction-alignment failure: an error, even where the
+    calls could be dug out of it. A reply with no call at all (an answer in words, a refusal, ``[]``) is no
+    calls and no error, unless it names one of the episode's ``tools`` (a list of tool names is an attempt to call
+    written in the wrong form). ``lenient`` reads with :func:`parse_tool_calls`' whole chain instead (fenced or embedded
+    JSON inside reasoning, pythonic calls), recording which stage found the calls."""
+    if lenient:
+        return parse_tool_calls(text)
+    if not text or not text.strip():
+        return Parsed(error="empty reply")
+    body = _strip_prefix(strip_fence(_strip_prefix(text)))
+    for stage, loader in (("json", json_value), ("python_literal", _literal)):
+        try:
+            value = _unwrapped(loader(body))
+        except ValueError:
+            continue
+        if value == []:
+            return Parsed()  # the empty list: "no function fits", in the form the prompt asks for
+        calls = _calls(value)
+        if calls:
+            return _result(calls, stage, _call_shaped(value))
+        named = any(isinstance(v, str) and v in tools for v in _strings(value))
+        if named or _LOOKS_LIKE_CALL.search(body):
+            return Parsed(error="the reply is not a list of calls in the asked form")
+        return Parsed()
+    if body[:1] in "[{" and _LOOKS_LIKE_CALL.search(body) and not _closes(body):  # calls that never close
+        return Parsed(error="the reply looks like a tool call but its JSON is malformed or truncated")
+    blocks = strip_fence(text.strip())
+    if _TOOL_CALL_BLOCKS.fullmatch(blocks):
+        pairs = []
+        for block in _XML.findall(blocks):
+            calls = _calls(_unwrapped(_load(block.strip())))
+            if calls is None:
+                return Parsed(stage="tool_call_xml", error=f"unreadable <tool_call> block: {block[:120]!r}")
+            pairs.extend(calls)
+        return _result(pairs, "tool_call_xml")
+    found = parse_tool_calls(text)
+    if found.calls:
+        return Parsed(error="the reply must be the calls alone, with no other text")
+    if found.error is not None:
+        return Parsed(error=found.error)
     return Parsed()
 
 

@@ -454,8 +454,9 @@ MAX_DIRECT_CALLS = 64
 class DirectPolicy(ModelClient):
     """A function-calling policy writing a direct sequence (Live API-Bench appendix E): its calls are collected,
     each fed a placeholder result since nothing runs until the sequence is complete, and sent as one JSON list of
-    labelled calls. Plans that need an earlier result's value cannot be written this way; a plan that reads
-    results only through the tools themselves (``$label$`` references) can."""
+    labelled calls, or, when the request offers the tools natively (``direct_tools: native``), as the tool calls
+    of one reply. Plans that need an earlier result's value cannot be written this way; a plan that reads results
+    only through the tools themselves (``$label$`` references) can."""
 
     def __init__(self, inner: ModelClient, tools: Callable[[], list[ToolSpec]]):
         self.inner, self.tools = inner, tools
@@ -474,6 +475,9 @@ class DirectPolicy(ModelClient):
             calls.append({"name": call.name, "arguments": call.arguments, "label": f"call_{len(calls)}"})
             own.append(called(call))
             own.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(UNSEEN_RESULT)})
+        if tools:
+            native = [ToolCall(id=f"call_{n}", name=c["name"], arguments=c["arguments"]) for n, c in enumerate(calls)]
+            return ChatReply(content=None, tool_calls=native, finish_reason="tool_calls")
         return ChatReply(content=json.dumps(calls, ensure_ascii=False), finish_reason="stop")
 
 

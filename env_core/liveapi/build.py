@@ -27,29 +27,40 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from undertow.env_core.errors import close_match
 from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig
 from undertow.env_core.liveapi.endpoints import Endpoint, dedupe, endpoint_key, rest_endpoint
-from undertow.env_core.liveapi.plan import QueryPlan, aggregate_columns, plan_query, table_columns
-from undertow.env_core.liveapi.prompts import agent_prompt
+from undertow.env_core.liveapi.operations import jsonable
+from undertow.env_core.liveapi.plan import QueryPlan, plan_query, table_columns
+from undertow.env_core.liveapi.prompts import agent_prompt, sql_task
+from undertow.env_core.liveapi.rest import endpoint_rows
 from undertow.env_core.liveapi.sequences import GoldCall, labels_of, sel_sequence, slot_sequence
-from undertow.env_core.liveapi.specs import getter_spec, rest_spec, sel_general_specs, slot_specs
+from undertow.env_core.liveapi.specs import (
+    aggregate_getter_spec,
+    getter_spec,
+    rest_spec,
+    sel_general_specs,
+    slot_specs,
+)
 from undertow.env_core.liveapi.toolbox import LiveApiToolBox
 from undertow.env_core.liveapi.vocabulary import (
-    FAMILY as FAMILY,
-)
-from undertow.env_core.liveapi.vocabulary import (
+    AGGREGATIONS,
     FORMULATIONS,
     Column,
+    aggregate_getter_name,
     getter_name,
     sel_general_tool_names,
 )
+from undertow.env_core.liveapi.vocabulary import (
+    FAMILY as FAMILY,
+)
 from undertow.env_core.model import SCHEMA_VERSION, Gold, PlannedCall, Scenario, Strict, ToolSpec
 from undertow.env_core.spider import Problem, Question, Schema, SpiderData, SpiderSuite, read_spider
+from undertow.env_core.sqlgold import GoldAnswer, gold_answer, left_out_table, same_rows
 from undertow.env_core.suites import Suite, write_suite
-from undertow.env_core.tools import ToolBox, ToolExecutionError, fetch_rows
+from undertow.env_core.tools import ToolBox, ToolExecutionError
 
 SUITE_VERSION = "1"
 REACT_BUDGET = 10  # the paper's think-act-observe budget (appendix F)
@@ -69,18 +80,31 @@ PAPER_TABLE_2 = {
 # Configs: the source-data suite and the built folder take the same options
 
 
-class LiveApiOptions(Strict):
-    """How a built liveapi suite is run: which formulation, which mode, and the paper's two ablations."""
+MODES = ("direct", "tools", "react", "sql")
 
-    OPTION_FIELDS: ClassVar[frozenset[str]] = frozenset({"formulation", "mode", "obfuscate", "shortlist"})
+
+class LiveApiOptions(Strict):
+    """How a built liveapi suite is run: which formulation, which mode, how replies are read, and the paper's two
+    ablations."""
+
+    OPTION_FIELDS: ClassVar[frozenset[str]] = frozenset({"formulation", "mode", "parsing", "obfuscate", "shortlist"})
 
     formulation: Literal["all", "slot", "sel", "rest"] = Field(
         default="all", description="the tool formulation to run: slot, sel, rest, or all three"
     )
-    mode: Literal["direct", "react"] = Field(
+    mode: Literal["direct", "tools", "react", "sql"] = Field(
         default="direct",
-        description="direct: the model writes the whole call sequence at once (appendix E); react: a ReAct agent "
-        f"with a {REACT_BUDGET}-turn budget that reads each observation (appendix F)",
+        description="direct: the model writes the whole call sequence at once, the tools in the prompt (appendix "
+        "E); tools: the same with the tools in the request's tools parameter and the calls as native tool calls "
+        f"(Table 3's '(Tools)' rows); react: a ReAct agent with a {REACT_BUDGET}-turn budget that reads each "
+        "observation (appendix F); sql: the same questions answered by one SQL query written from the database's "
+        "schema and run on it (appendix B.3, Table 6)",
+    )
+    parsing: Literal["strict", "lenient"] = Field(
+        default="strict",
+        description="direct mode: strict reads a reply as the calls alone (prose around them is an instruction-"
+        "alignment failure, as the paper reads replies); lenient digs calls out of reasoning text too (an undertow "
+        "option; its rows are marked in the tables)",
     )
     obfuscate: bool = Field(
         default=False, description="ablation: tool names FUNC_n and argument names ARG_n, descriptions kept"
@@ -98,8 +122,18 @@ class LiveApiOptions(Strict):
             raise ValueError(f"expected one of {', '.join(map(str, SHORTLISTS))} (percent), got {value}")
         return value
 
+    @model_validator(mode="after")
+    def _options_fit_the_mode(self) -> LiveApiOptions:
+        if self.parsing == "lenient" and self.mode != "direct":
+            raise ValueError(f"parsing: lenient reads direct-mode replies only; mode {self.mode} reads its own way")
+        if self.mode == "sql" and (self.obfuscate or self.shortlist != 100):
+            raise ValueError("mode sql offers no tools: obfuscate and shortlist do not apply")
+        return self
+
     def options_label(self) -> str:
         parts: list[str] = [self.formulation, self.mode]
+        if self.parsing != "strict":
+            parts.append(self.parsing)
         if self.obfuscate:
             parts.append("obfuscated")
         if self.shortlist != 100:
@@ -107,10 +141,19 @@ class LiveApiOptions(Strict):
         return "-".join(parts)
 
     def agent_overrides(self) -> dict[str, Any]:
-        """The mode is the agent protocol, with the paper's prompt for it (and the ReAct budget)."""
-        if self.mode == "direct":
-            return {"protocol": "direct", "direct_prompt": agent_prompt("direct", self.formulation)}
-        return {"protocol": "react", "max_turns": REACT_BUDGET, "react_prompt": agent_prompt("react", self.formulation)}
+        """The mode is the agent protocol, with the paper's prompt for it: one reply and no second try in the
+        direct modes (an unreadable reply is the model's failure), the ReAct budget."""
+        prompt = agent_prompt(self.mode, self.formulation)
+        if self.mode == "react":
+            return {"protocol": "react", "max_turns": REACT_BUDGET, "react_prompt": prompt}
+        tools = "native" if self.mode == "tools" else "prompt"
+        return {
+            "protocol": "direct",
+            "direct_prompt": prompt,
+            "direct_tools": tools,
+            "direct_parser": self.parsing,
+            "max_parse_errors": 1,
+        }
 
 
 class LiveApiSuite(LiveApiOptions, SpiderSuite):
@@ -170,12 +213,6 @@ def columns_output(columns: list[Any]) -> list[tuple[Any, ...]]:
     return [tuple(_value(v) for v in row) for row in zip(*lists, strict=True)]
 
 
-def reproduces(rows: list[tuple[Any, ...]], gold: list[tuple[Any, ...]], ordered: bool) -> bool:
-    if ordered:
-        return rows == gold
-    return Counter(map(repr, rows)) == Counter(map(repr, gold))
-
-
 def _run_sequence(toolbox: LiveApiToolBox, scenario: Scenario, calls: list[GoldCall]) -> list[tuple[Any, ...]]:
     """Run a gold sequence through the real tools (arguments validated against the episode's specs, as an agent's
     are) and return its output rows: the results of the data-returning calls at its end."""
@@ -212,8 +249,7 @@ def _slots(arguments: Mapping[str, Any]) -> int:
 def _scenario(
     formulation: str,
     question: Question,
-    rows: list[list[Any]],
-    ordered: bool,
+    answer: GoldAnswer,
     calls: list[GoldCall],
     tools: list[str],
     data_tools: set[str],
@@ -233,9 +269,12 @@ def _scenario(
         task=task,
         tools=tools,
         gold=Gold(
-            answer=rows,
-            ordered=ordered,
+            answer=answer.rows,
+            ordered=answer.ordered,
+            tie_groups=answer.tie_groups,
             plans=[[PlannedCall(tool=c.tool, arguments=dict(c.arguments)) for c in calls]],
+            # several getters end a SEL sequence: the answer is their columns as rows, not the last column alone
+            reports=[json.dumps(jsonable(answer.rows))] if sum(c.label is None for c in calls) > 1 else [],
         ),
         metadata={
             "formulation": formulation,
@@ -271,6 +310,7 @@ def build_suite(
     data = read_spider(folder, questions_file)
     # per formulation, the questions skipped and why; problems of the folder itself (a missing database file) apart
     problems: dict[str, list[Problem]] = {f: [] for f in FORMULATIONS}
+    left_out: list[tuple[str, str]] = []  # (database, kind) of the questions whose gold is no one answer
     usable: list[Question] = []
     for question in data.questions:
         if question.db_id in data.schemas and question.db_id in data.databases:
@@ -288,22 +328,18 @@ def build_suite(
     try:
         planned: dict[int, QueryPlan] = {}
         endpoints: dict[int, Endpoint] = {}
-        gold: dict[int, tuple[list[list[Any]], bool]] = {}
+        gold: dict[int, GoldAnswer] = {}
         for question in usable:
-            try:
-                gold_rows = [list(r.values()) for r in fetch_rows(connections[question.db_id], question.query)]
-            except (sqlite3.Error, ValueError) as exc:
+            found = gold_answer(connections[question.db_id], question.query, question.text)
+            if isinstance(
+                found, tuple
+            ):  # no one answer: the gold fails, is empty for a question asking for rows, or ties
+                kind, reason = found
+                left_out.append((question.db_id, kind))
                 for formulation in FORMULATIONS:
-                    problems[formulation].append(Problem(f"question {question.index}", "gold SQL fails", str(exc)))
+                    problems[formulation].append(Problem(f"question {question.index}", kind, reason))
                 continue
-            if not gold_rows:
-                for formulation in FORMULATIONS:
-                    problems[formulation].append(
-                        Problem(f"question {question.index}", "empty result", "the gold SQL returns no row")
-                    )
-                continue
-            # row order counts only where the gold SQL orders its rows (the paper's completion check)
-            gold[question.index] = (gold_rows, "order by" in " ".join(question.query.lower().split()))
+            gold[question.index] = found
             plan = plan_query(question, schemas[question.db_id])
             if isinstance(plan, Problem):
                 problems["slot"].append(plan)
@@ -321,8 +357,10 @@ def build_suite(
 
     for schema in schemas.values():
         for table in schema.tables:
-            for column in getter_columns(table_columns(schema, table)):
+            for column in table_columns(schema, table):
                 getters.setdefault(getter_name(column.key), getter_spec(column))
+    for aggregation in AGGREGATIONS:
+        getters.setdefault(aggregate_getter_name(aggregation), aggregate_getter_spec(aggregation))
     unique = dedupe(list(endpoints.values()))
     rest = {key: rest_spec(endpoint) for key, endpoint in unique.items()}
     # SLOT and SEL share group_data_by and select_unique_values: one spec each
@@ -341,24 +379,24 @@ def build_suite(
     try:
         for index, plan in planned.items():
             question = by_question[index]
-            rows, ordered = gold[index]
-            readable = [getter_name(c.key) for c in getter_columns(plan.columns)]
+            answer = gold[index]
+            readable = sel_getter_names(plan.columns)
             for formulation, calls in (("slot", slot_sequence(plan)), ("sel", sel_sequence(plan))):
                 tools = [s.name for s in slot] if formulation == "slot" else [*sel_general_tool_names(), *readable]
-                scenario = _scenario(formulation, question, rows, ordered, calls, tools, data_tools, plan)
-                problem = _reproduction_problem(toolbox, data.databases, scenario, calls, rows, ordered)
+                scenario = _scenario(formulation, question, answer, calls, tools, data_tools, plan)
+                problem = _reproduction_problem(toolbox, data.databases, scenario, calls, answer)
                 if problem is None:
                     kept[formulation].append(scenario)
                 else:
                     problems[formulation].append(problem)
         for index, endpoint in endpoints.items():
             question = by_question[index]
-            rows, ordered = gold[index]
+            answer = gold[index]
             final = unique[endpoint_key(endpoint)]
             call = GoldCall(final.name, {p.name: p.value for p in endpoint.params}, None)
             tools = sorted(rest_by_db[endpoint.database])
-            scenario = _scenario("rest", question, rows, ordered, [call], tools, data_tools, None)
-            problem = _reproduction_problem(toolbox, data.databases, scenario, [call], rows, ordered)
+            scenario = _scenario("rest", question, answer, [call], tools, data_tools, None)
+            problem = _reproduction_problem(toolbox, data.databases, scenario, [call], answer)
             if problem is None:
                 kept["rest"].append(scenario)
             else:
@@ -371,6 +409,7 @@ def build_suite(
     # SLOT's and SEL's tool sets whole (a getter no kept question reads is still an offered tool); used endpoints
     kept_tools = [spec for spec in universe if spec.name in used or spec.binding.get("kind") in ("slot", "sel")]
     stats = _stats(len(data.questions), kept, kept_tools, problems)
+    stats["databases"] = _database_counts(data.questions, gold, by_question, left_out)
     return (
         kept_tools,
         scenarios,
@@ -382,10 +421,10 @@ def build_suite(
     )
 
 
-def getter_columns(columns: list[Column]) -> list[Column]:
-    """What SEL's getters read for a starting table: each column, and each aggregate an aggregate_data_* call can
-    add over them (derived from the schema alone, so the offer gives nothing of the gold away)."""
-    return [*columns, *aggregate_columns(columns)]
+def sel_getter_names(columns: list[Column]) -> list[str]:
+    """The getters SEL offers for a starting table, as the paper does: one per column key, and one per aggregation
+    (which reads the aggregate an aggregate_data_* call stored, whatever key it aggregated)."""
+    return [*(getter_name(c.key) for c in columns), *(aggregate_getter_name(a) for a in AGGREGATIONS)]
 
 
 def _reproduction_problem(
@@ -393,8 +432,7 @@ def _reproduction_problem(
     databases: Mapping[str, Path],
     scenario: Scenario,
     calls: list[GoldCall],
-    rows: list[list[Any]],
-    ordered: bool,
+    answer: GoldAnswer,
 ) -> Problem | None:
     """None when the gold sequence returns the gold rows; else why not (the item is dropped, as in the paper)."""
     item = f"question {scenario.metadata['question']}"
@@ -403,15 +441,33 @@ def _reproduction_problem(
             # the endpoint's own SQL with the gold values: what its server runs (checked over HTTP by the tests)
             spec = toolbox.specs[calls[0].tool]
             with sqlite3.connect(f"file:{databases[spec.binding['database']]}?mode=ro", uri=True) as conn:
-                output = output_rows(fetch_rows(conn, spec.binding["sql"], dict(calls[0].arguments)))
+                output = output_rows(endpoint_rows(conn, spec, dict(calls[0].arguments)))
         else:
             output = _run_sequence(toolbox, scenario, calls)
-    except (ToolExecutionError, sqlite3.Error) as exc:
+    except (ToolExecutionError, sqlite3.Error, ValueError) as exc:  # ValueError: an argument the endpoint refuses
         return Problem(item, "sequence fails", str(exc))
-    gold_rows = [tuple(_value(v) for v in row) for row in rows]
-    if not reproduces(output, gold_rows, ordered):
+    gold_rows = [tuple(_value(v) for v in row) for row in answer.rows]
+    if not same_rows(output, gold_rows, answer.ordered, answer.tie_groups):
         return Problem(item, "result differs from SQL", f"{len(output)} rows, the gold SQL {len(gold_rows)}")
     return None
+
+
+def _database_counts(
+    questions: Sequence[Question],
+    gold: Mapping[int, GoldAnswer],
+    usable: Mapping[int, Question],
+    left_out: Sequence[tuple[str, str]],
+) -> dict[str, dict[str, int]]:
+    """Per database: its questions, those whose gold answer is kept, and those left out for a tie at the LIMIT
+    cut or an empty result (the gold answer's own checks, before any formulation is compiled)."""
+    counts: dict[str, Counter[str]] = {}
+    for question in questions:
+        counts.setdefault(question.db_id, Counter())["questions"] += 1
+    for index in gold:
+        counts[usable[index].db_id]["kept"] += 1
+    for database, kind in left_out:
+        counts[database][kind] += 1
+    return {db: dict(c) for db, c in sorted(counts.items())}
 
 
 def _mean(values: list[int]) -> float:
@@ -432,6 +488,7 @@ def _stats(
             "available": _mean([len(s.tools) for s in scenarios]),
             "calls": _mean([len(s.gold.plans[0]) for s in scenarios]),
             "slots": _mean([s.metadata["liveapi"]["slots"] for s in scenarios]),
+            "no_slots": round(sum(1 for s in scenarios if not s.metadata["liveapi"]["slots"]) / n, 3) if n else 0.0,
             "skipped": len(problems[formulation]),
             "skipped_by_kind": dict(Counter(p.kind for p in problems[formulation]).most_common()),
         }
@@ -442,8 +499,17 @@ def build_tables(stats: dict[str, Any], folder_problems: Sequence[Mapping[str, s
     """Table 2 of the paper for this build (beside the paper's figures), and what was skipped and why."""
     table = ReportTable(
         title=f"{FAMILY} build (Table 2): {stats['questions']} questions in",
-        columns=["dataset", "queries", "tools", "tools avail./query", "calls/query", "slots/query", "skipped"],
-        right=[False, True, True, True, True, True, True],
+        columns=[
+            "dataset",
+            "queries",
+            "tools",
+            "tools avail./query",
+            "calls/query",
+            "slots/query",
+            "with no slot",
+            "skipped",
+        ],
+        right=[False, True, True, True, True, True, True, True],
     )
     for formulation in FORMULATIONS:
         row = stats["formulations"][formulation]
@@ -455,6 +521,7 @@ def build_tables(stats: dict[str, Any], folder_problems: Sequence[Mapping[str, s
                 f"{row['available']:.1f}",
                 f"{row['calls']:.2f}",
                 f"{row['slots']:.2f}",
+                f"{100 * row.get('no_slots', 0.0):.0f}%",
                 f"{row['skipped']:,}",
             ]
         )
@@ -469,12 +536,15 @@ def build_tables(stats: dict[str, Any], folder_problems: Sequence[Mapping[str, s
                 f"{paper['calls']:.2f}",
                 f"{paper['slots']:.2f}",
                 "",
+                "",
             ]
         )
     table.sections = [len(FORMULATIONS)]
     table.note = (
-        "slots/query counts the arguments a model fills, the data_source reference excepted; the paper's rows are "
-        "its 11 BIRD dev databases"
+        "slots/query counts the arguments a model fills, the data_source reference excepted (REST: the endpoint's "
+        "parameters, all of which the gold call sets); with no slot: the share of queries whose gold calls fill "
+        "none; tools avail./query: the candidates offered per query (REST: every endpoint of its database); the "
+        "paper's rows are its 11 BIRD dev databases"
     )
     kinds = sorted({k for f in FORMULATIONS for k in stats["formulations"][f]["skipped_by_kind"]})
     skipped = ReportTable(
@@ -487,6 +557,9 @@ def build_tables(stats: dict[str, Any], folder_problems: Sequence[Mapping[str, s
         for kind in kinds
     ]
     tables = [table, skipped] if kinds else [table]
+    if stats.get("databases"):
+        kept = "the questions whose gold is one answer, before a formulation compiles them (Table 2 counts those)"
+        tables.append(left_out_table(stats["databases"], "gold answers by database", kept))
     if folder_problems:
         folder = ReportTable(title="problems with the folder itself", columns=["item", "kind", "reason"])
         folder.rows = [[p["item"], p["kind"], p["reason"]] for p in folder_problems]
@@ -644,14 +717,18 @@ def shortlist(scenario: Scenario, universe: list[str], percent: int) -> list[str
 
 
 def adapt(suite: Suite, config: SuiteConfig) -> Suite:
-    """Apply a config's options to a loaded liveapi suite: one formulation (or all), the mode recorded on each
-    scenario (its metrics differ), a shortlisted tool set, obfuscated names."""
+    """Apply a config's options to a loaded liveapi suite: one formulation (or all), the mode and parsing recorded
+    on each scenario (its metrics differ), the SQL mode's questions, a shortlisted tool set, obfuscated names."""
     options = config if isinstance(config, LiveApiOptions) else LiveApiOptions()
     scenarios = [s for s in suite.scenarios if options.formulation in ("all", s.metadata.get("formulation"))]
     out: list[Scenario] = []
+    schemas: dict[str, str] = {}
     for scenario in scenarios:
-        metadata = {**scenario.metadata, "mode": options.mode}
-        if options.shortlist != 100:
+        metadata = {**scenario.metadata, "mode": options.mode, "parsing": options.parsing}
+        if options.mode == "sql":
+            assert isinstance(suite.toolbox, LiveApiToolBox)
+            scenario = _as_sql_question(scenario, suite.toolbox, schemas)
+        elif options.shortlist != 100:
             universe = _formulation_universe(suite, scenario)
             scenario = scenario.model_copy(update={"tools": shortlist(scenario, universe, options.shortlist)})
         out.append(scenario.model_copy(update={"metadata": metadata}))
@@ -662,6 +739,27 @@ def adapt(suite: Suite, config: SuiteConfig) -> Suite:
         toolbox = ObfuscatedToolBox(toolbox, names, arguments)
         out = [_rename_scenario(s, names, arguments) for s in out]
     return Suite(suite.name, suite.family, suite.version, toolbox, out, suite.skipped)
+
+
+def database_schema(path: Path) -> str:
+    """A database's schema as its CREATE TABLE statements (what the SQL mode shows the model)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        rows = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY rowid"
+        ).fetchall()
+    return "\n".join(f"{' '.join(str(sql).split())};" for (sql,) in rows)
+
+
+def _as_sql_question(scenario: Scenario, toolbox: LiveApiToolBox, schemas: dict[str, str]) -> Scenario:
+    """A scenario of the SQL mode (Table 6): no tools; the task is the question after its database's schema; the
+    gold answer is the same rows, and the built-in policies' plan is to answer with the gold SQL at once."""
+    database = str(scenario.metadata["database"])
+    if database not in schemas:
+        schemas[database] = database_schema(toolbox.databases[database])
+    question = scenario.task.removesuffix(f"\n{STARTING_NOTE}")
+    gold = scenario.gold.model_copy(update={"plans": [[]], "reports": [str(scenario.metadata["sql"])]})
+    return scenario.model_copy(update={"tools": [], "task": sql_task(question, schemas[database]), "gold": gold})
 
 
 def _formulation_universe(suite: Suite, scenario: Scenario) -> list[str]:

@@ -1,6 +1,7 @@
 """SQL parsing shared by the liveapi compilers (``plan.py`` for SLOT and SEL, ``endpoints.py`` for REST): the top-level
-SELECT, its FROM/JOIN scope and aliases, Spider's double-quoted strings, literals, conjuncts, and ``Skip``, which a
-construct the compilers do not cover raises and ``guarded`` turns into a ``Problem``.
+SELECT (``parse_select``) or any query with the scope of each of its SELECTs (``parse_query``), FROM/JOIN scopes and
+aliases, Spider's double-quoted strings, literals, conjuncts, and ``Skip``, which a construct the compilers do not
+cover raises and ``guarded`` turns into a ``Problem``.
 """
 
 from __future__ import annotations
@@ -166,6 +167,48 @@ def parse_select(query: str, schema: Schema) -> tuple[exp.Select, Scope]:
     scope = Scope(select, schema)
     _literalize(select, scope)
     return select, scope
+
+
+QUERY_NODES = (exp.Select, exp.SetOperation)
+
+
+def own_nodes(query: exp.Expr) -> Iterator[exp.Expr]:
+    """The nodes of one SELECT (or set operation) outside the queries nested in it, in textual order; a nested
+    query's root is yielded but not entered."""
+    return query.walk(bfs=False, prune=lambda node: node is not query and isinstance(node, QUERY_NODES))
+
+
+def parse_query(query: str, schema: Schema) -> tuple[exp.Expr, dict[int, Scope]]:
+    """Any single query (nested SELECTs and set operations included) and the scope of each of its SELECTs (keyed by
+    ``id``), Spider's double-quoted strings read as SQLite reads them; Skip for no SELECT, a WITH clause or a table
+    the schema lacks. ``parse_select`` is the single-SELECT form the decomposition reads."""
+    tree = _parse(query)
+    if not isinstance(tree, QUERY_NODES):
+        raise Skip("other construct", f"not a SELECT statement: {type(tree).__name__}")
+    if tree.find(exp.With) is not None:
+        raise Skip("other construct", "WITH clause (common table expression)")
+    for table in tree.find_all(exp.Table):
+        if schema.table_of(table.name) is None:
+            raise Skip("unknown column", f"unknown table {table.name!r}")
+    selects = [node for node in tree.walk(bfs=False) if isinstance(node, exp.Select)]
+    scopes = {id(select): Scope(select, schema) for select in selects}
+    for select in selects:
+        # a name resolves in its own SELECT or in one it is nested in (a correlated subquery)
+        enclosing = [scopes[id(select)]]
+        parent = select.parent
+        while parent is not None:
+            if isinstance(parent, exp.Select):
+                enclosing.append(scopes[id(parent)])
+            parent = parent.parent
+        aliases = {a.alias.lower() for a in select.expressions if isinstance(a, exp.Alias)}
+        for column in [n for n in own_nodes(select) if isinstance(n, exp.Column)]:
+            identifier = column.this
+            if not (isinstance(identifier, exp.Identifier) and identifier.quoted) or column.table:
+                continue
+            if identifier.name.lower() in aliases or any(s.has_column(identifier.name) for s in enclosing):
+                continue
+            column.replace(exp.Literal.string(identifier.name))
+    return tree, scopes
 
 
 NO_VALUE = object()

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from undertow.env_core.liveapi.endpoints import Endpoint, compile_endpoint, possessive
+from undertow.env_core.liveapi.endpoints import possessive
 from undertow.env_core.liveapi.parsing import (
     AGGREGATE_NODES,
     COMPARISONS,
@@ -31,7 +31,7 @@ from undertow.env_core.liveapi.parsing import (
     snippet,
     unparen,
 )
-from undertow.env_core.liveapi.vocabulary import AGGREGATIONS, Column, aggregate_output, column_key
+from undertow.env_core.liveapi.vocabulary import Column, aggregate_output, column_key
 from undertow.env_core.spider import Problem, Question, Schema
 
 
@@ -80,7 +80,6 @@ class QueryPlan:
     limit: int | None
     select: list[str]
     distinct: bool
-    rest: Endpoint
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -110,30 +109,6 @@ def table_columns(schema: Schema, table: str) -> list[Column]:
         )
         for column in schema.tables[table]
     ]
-
-
-_AGGREGATE_PHRASES = {
-    "count": "the number of rows with {what}",
-    "count_distinct": "the number of different values of {what}",
-    "sum": "the total of {what}",
-    "mean": "the average of {what}",
-    "min": "the lowest {what}",
-    "max": "the highest {what}",
-}
-
-
-def aggregate_columns(columns: list[Column]) -> list[Column]:
-    """The columns an aggregate can add over these columns (what SEL's getters of aggregates read): the row count,
-    and per column each aggregation (every one for every column: SQLite averages a number stored as text too)."""
-    out = [Column("count", "", "", "the number of rows", "number")]
-    for column in columns:
-        for aggregation in AGGREGATIONS:
-            description = _AGGREGATE_PHRASES[aggregation].format(what=column.description)
-            dtype = column.dtype if aggregation in ("min", "max") else "number"
-            out.append(
-                Column(aggregate_output(aggregation, column.key), column.table, column.column, description, dtype)
-            )
-    return out
 
 
 def _starting_columns(scope: Scope, schema: Schema) -> list[Column]:
@@ -347,7 +322,6 @@ def _plan(question: Question, schema: Schema) -> QueryPlan:
             raise Skip("other construct", f"LIMIT that is no count: {snippet(select.args['limit'])}")
         limit = value
 
-    rest = compile_endpoint(question, schema)
     plan = QueryPlan(
         db_id=question.db_id,
         question=question.index,
@@ -362,7 +336,6 @@ def _plan(question: Question, schema: Schema) -> QueryPlan:
         limit=limit,
         select=selected,
         distinct=select.args.get("distinct") is not None,
-        rest=rest,
     )
     _transform_conflicts(plan)
     return plan

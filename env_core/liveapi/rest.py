@@ -1,6 +1,8 @@
 """The live REST server behind Live API-Bench's REST formulation: REST tools are GET endpoints of a FastAPI app
 (``rest_app``) served by uvicorn in a child process (``RestServer``), so the tool box calls them over HTTP and
-argument errors come back as a real API's HTTP 422 (``readable_422`` puts them in plain words).
+argument errors come back as a real API's HTTP 422 (``readable_422`` puts them in plain words). ``render_sql`` is the
+SQL a call runs (a column parameter, validated against its enum, written in as a quoted identifier), the same for
+the server's routes and for ``endpoint_rows``, which runs an endpoint without the server (the build's check).
 
 Run as ``python -m undertow.env_core.liveapi.rest serve ...`` this module is that child process.
 """
@@ -12,6 +14,7 @@ import contextlib
 import inspect
 import json
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -23,7 +26,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -31,7 +34,7 @@ from undertow.env_core.errors import DataError, InfraError
 from undertow.env_core.liveapi.limits import REST_TIMEOUT_S
 from undertow.env_core.liveapi.operations import jsonable
 from undertow.env_core.model import ToolSpec
-from undertow.env_core.tools import memory_copy, time_limit
+from undertow.env_core.tools import fetch_rows, memory_copy, time_limit
 
 if TYPE_CHECKING:  # imported where used: the tool box imports this module, FastAPI runs only in the server process
     from fastapi import FastAPI
@@ -81,18 +84,71 @@ class Databases:
             self._connections.clear()
 
 
+# a quoted string or name (skipped: a placeholder inside one is text), or a :name placeholder
+_SQL_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`[^`]*`|\[[^\]]*\]|:([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def render_sql(binding: Mapping[str, Any], arguments: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(SQL, bound values) that a REST endpoint's call runs: a value parameter is bound as an SQL parameter; a column
+    parameter (its ``identifiers``) is no value SQLite can bind, so its placeholder is replaced by the quoted
+    identifier its chosen entry maps to. Only the binding's own identifiers ever reach the SQL text: a choice
+    outside them, a missing argument or an unknown one is a ValueError (the server refuses them first, HTTP 422)."""
+    params = binding.get("params", [])
+    known = {p["name"] for p in params}
+    unknown = sorted(set(arguments) - known)
+    if unknown:
+        raise ValueError(f"unknown argument '{unknown[0]}' (the parameters are: {', '.join(sorted(known))})")
+    chosen: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    for param in params:
+        name = param["name"]
+        if name not in arguments:
+            raise ValueError(f"missing argument '{name}'")
+        identifiers = param.get("identifiers")
+        if identifiers is None:
+            values[name] = arguments[name]
+            continue
+        value = arguments[name]
+        if not isinstance(value, str) or value not in identifiers:
+            raise ValueError(f"{name} must be one of {', '.join(identifiers)}, not {json.dumps(value)[:100]}")
+        chosen[name] = identifiers[value]
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return chosen[name] if name is not None and name in chosen else match.group(0)
+
+    sql = _SQL_TOKENS.sub(substitute, binding["sql"]) if chosen else binding["sql"]
+    return sql, values
+
+
+def endpoint_rows(conn: sqlite3.Connection, spec: ToolSpec, arguments: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows a REST endpoint returns for ``arguments``, run on ``conn`` (a read-only connection to its database)
+    as its server runs them: what the build compares with the gold SQL's rows."""
+    sql, values = render_sql(spec.binding, arguments)
+    return fetch_rows(conn, sql, values)
+
+
+def _annotation(param: Mapping[str, Any]) -> Any:
+    """The Python type FastAPI validates a query parameter against: a column parameter's enum as a Literal."""
+    enum = param.get("enum")
+    if enum:
+        return Literal[tuple(enum)]
+    return _PYTHON_TYPES[param["type"]]
+
+
 def _route(spec: ToolSpec, databases: Databases, timeout_s: float) -> Callable[..., Any]:
     from fastapi import Query
     from fastapi.responses import JSONResponse
 
     params = spec.binding.get("params", [])
-    sql, database = spec.binding["sql"], spec.binding["database"]
+    database = spec.binding["database"]
     names = [p["name"] for p in params]
 
     def endpoint(**arguments: Any) -> Any:
         values = {name: arguments[f"p{i}"] for i, name in enumerate(names)}
         try:
-            columns, rows = databases.query(database, sql, values, timeout_s)
+            sql, bound = render_sql(spec.binding, values)
+            columns, rows = databases.query(database, sql, bound, timeout_s)
         except (sqlite3.Error, OverflowError, ValueError) as exc:
             return JSONResponse({"detail": f"query failed: {exc}"}, status_code=500)
         return JSONResponse([dict(zip(columns, jsonable(list(row)), strict=True)) for row in rows])
@@ -105,7 +161,7 @@ def _route(spec: ToolSpec, databases: Databases, timeout_s: float) -> Callable[.
                 f"p{i}",
                 inspect.Parameter.KEYWORD_ONLY,
                 default=Query(..., alias=p["name"], description=p.get("description"), title=p.get("title")),
-                annotation=_PYTHON_TYPES[p["type"]],
+                annotation=_annotation(p),
             )
             for i, p in enumerate(params)
         ]

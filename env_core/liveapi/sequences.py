@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from undertow.env_core.liveapi.plan import Aggregate, QueryPlan, transforms
-from undertow.env_core.liveapi.vocabulary import STARTING_TABLE, getter_name, label_prefix
+from undertow.env_core.liveapi.vocabulary import STARTING_TABLE, aggregate_getter_name, getter_name, label_prefix
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ def slot_sequence(plan: QueryPlan) -> list[GoldCall]:
 
 def sel_sequence(plan: QueryPlan) -> list[GoldCall]:
     """The SEL gold calls: the SLOT chain with categorical arguments bound into the tool names, then
-    select_unique_values (DISTINCT), limit_data (LIMIT) and one getter per selected key."""
+    select_unique_values (DISTINCT), limit_data (LIMIT) and one getter per selected key: a column's own getter,
+    or the getter of the aggregation that computed it."""
     chain = _Chain()
     for t in transforms(plan):
         chain.store(f"transform_data_{t.operation}", key_name=t.key, **t.args)
@@ -82,8 +83,9 @@ def sel_sequence(plan: QueryPlan) -> list[GoldCall]:
         chain.store("select_unique_values", key_name=list(plan.select))
     if plan.limit is not None:
         chain.store("limit_data", n=plan.limit)
+    outputs = {a.output: a.aggregation for a in plan.aggregates}
     for key in plan.select:
-        chain.fetch(getter_name(key))
+        chain.fetch(aggregate_getter_name(outputs[key]) if key in outputs else getter_name(key))
     return chain.calls
 
 

@@ -17,11 +17,12 @@ from undertow.env_core.liveapi.vocabulary import (
     STARTING_TABLE,
     TRANSFORMS,
     Column,
+    aggregate_getter_name,
     getter_name,
 )
 from undertow.env_core.model import ToolSpec
 
-DATA_OPERATIONS = ("retrieve", "get")  # operations that return data instead of storing it
+DATA_OPERATIONS = ("retrieve", "get", "get_aggregate")  # operations that return data instead of storing it
 AGGREGATE_KEY_OPERATIONS = ("sort", "retrieve", "unique")  # operations that may name an aggregate output
 
 
@@ -342,37 +343,49 @@ _OUTPUT_WORDS = {
 }
 
 
-def output_description(output: str) -> str:
-    """Words for an aggregate output key (``count``, ``mean_singer_Age``)."""
-    if output == "count":
-        return "the number of rows"
-    # the longest aggregation name first: count_distinct_x is not count of distinct_x
-    for aggregation in sorted(_OUTPUT_WORDS, key=len, reverse=True):
-        if output.startswith(f"{aggregation}_"):
-            return f"{_OUTPUT_WORDS[aggregation]} {output[len(aggregation) + 1 :]}"
-    return output
-
-
-def getter_spec(column: Column | str) -> ToolSpec:
-    """The SEL getter of one key: a column of a starting table, or an aggregate output given by its key
-    (``count``, ``mean_singer_Age``), which a SEL sequence fetches after aggregating."""
-    key, description = (
-        (column, output_description(column)) if isinstance(column, str) else (column.key, column.description)
-    )
+def getter_spec(column: Column) -> ToolSpec:
+    """The SEL getter of one column of a starting table."""
     return _spec(
-        getter_name(key),
-        f"Return the values of the key '{key}' ({description}) as a list. "
+        getter_name(column.key),
+        f"Return the values of the key '{column.key}' ({column.description}) as a list. "
         + _DATA_KINDS.format(table="there is one value per row", grouped="there is one value per group")
         + " This call returns data, not a label.",
         {},
         [],
-        {"kind": "sel", "operation": "get", "key": key},
+        {"kind": "sel", "operation": "get", "key": column.key},
+    )
+
+
+def aggregate_getter_spec(aggregation: str) -> ToolSpec:
+    """The SEL getter of an aggregate: ``get_mean`` returns the values aggregate_data_mean stored, whichever key it
+    averaged (SEL offers a getter per column of the starting table, as the paper does, and one per aggregation)."""
+    return _spec(
+        aggregate_getter_name(aggregation),
+        f"Return the values of the {aggregation} aggregate that aggregate_data_{aggregation} computed "
+        f"({_OUTPUT_WORDS.get(aggregation, aggregation)} a key, or the number of rows) as a list: one value per "
+        "group, or one value for a table aggregated whole. The data must hold one such aggregate. "
+        "This call returns data, not a label.",
+        {},
+        [],
+        {"kind": "sel", "operation": "get_aggregate", "aggregation": aggregation},
     )
 
 
 def rest_spec(endpoint: Endpoint) -> ToolSpec:
-    """A REST endpoint as a tool: one required argument per query parameter."""
-    properties = {p.name: {"type": p.type, "description": p.description, "title": p.title} for p in endpoint.params}
+    """A REST endpoint as a tool: one required argument per query parameter; a column parameter is a string with
+    the ``enum`` of the columns it may name, and its binding entry keeps the identifier each stands for (what
+    ``rest.render_sql`` writes into the SQL)."""
+    properties: dict[str, dict[str, Any]] = {}
+    params: list[dict[str, Any]] = []
+    for p in endpoint.params:
+        schema: dict[str, Any] = {"type": p.type, "description": p.description, "title": p.title}
+        entry: dict[str, Any] = {"name": p.name, "type": p.type, "description": p.description, "title": p.title}
+        if p.identifiers is not None:
+            schema["enum"] = list(p.enum or p.identifiers)
+            entry["enum"] = list(p.enum or p.identifiers)
+            entry["identifiers"] = dict(p.identifiers)
+        properties[p.name] = schema
+        params.append(entry)
     return ToolSpec(
         name=endpoint.name,
         description=endpoint.description,
@@ -390,10 +403,7 @@ def rest_spec(endpoint: Endpoint) -> ToolSpec:
             "path": endpoint.path,
             "sql": endpoint.sql,
             "database": endpoint.database,
-            "params": [
-                {"name": p.name, "type": p.type, "description": p.description, "title": p.title}
-                for p in endpoint.params
-            ],
+            "params": params,
         },
     )
 

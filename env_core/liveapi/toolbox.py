@@ -22,6 +22,7 @@ from undertow.env_core.errors import DataError, InfraError, close_match
 from undertow.env_core.liveapi.limits import REST_TIMEOUT_S, query_params, url_problem
 from undertow.env_core.liveapi.operations import (
     Data,
+    Grouped,
     Table,
     aggregate_data,
     filter_data,
@@ -36,10 +37,13 @@ from undertow.env_core.liveapi.operations import (
 )
 from undertow.env_core.liveapi.rest import REQUEST_TIMEOUT, Databases, RestServer, readable_422
 from undertow.env_core.liveapi.specs import narrow
-from undertow.env_core.liveapi.vocabulary import LABEL_PREFIXES, STARTING_TABLE
+from undertow.env_core.liveapi.vocabulary import LABEL_PREFIXES, STARTING_TABLE, aggregation_of
 from undertow.env_core.model import Scenario, ToolSpec
-from undertow.env_core.tools import ToolBox, ToolExecutionError, value_problem
+from undertow.env_core.text import strip_fence
+from undertow.env_core.tools import ToolBox, ToolExecutionError, model_query, value_problem
 from undertow.env_core.untrusted import capped
+
+ANSWER_ROWS = 100_000  # a SQL answer returning more rows than this is not compared (a runaway join)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Per-episode storage
@@ -51,6 +55,7 @@ class LiveState:
 
     tables: dict[str, Data] = field(default_factory=dict)
     counter: int = 0
+    sql_database: str | None = None  # the SQL mode's episode: its final answer is a query run on this database
 
     def store(self, operation: str, data: Data) -> str:
         """Store a storing call's result under its label (``PREFIX_n``) and return ``"$PREFIX_n$"``."""
@@ -82,7 +87,7 @@ class LiveState:
 
     def fork(self) -> LiveState:
         # stored data is never mutated, so sharing it is safe
-        return LiveState(dict(self.tables), self.counter)
+        return LiveState(dict(self.tables), self.counter, self.sql_database)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -125,6 +130,9 @@ class LiveApiToolBox(ToolBox):
 
     def start(self, state: LiveState, scenario: Scenario) -> None:
         """Run the scenario's hidden initialization step: its setup query's rows become ``$starting_table_var$``."""
+        if scenario.metadata.get("mode") == "sql":
+            state.sql_database = str(scenario.metadata["database"])
+            return
         meta = scenario.metadata.get("liveapi") or {}
         setup = meta.get("setup")
         if not setup:
@@ -136,6 +144,15 @@ class LiveApiToolBox(ToolBox):
         if len(set(columns)) != len(columns):
             raise DataError(f"scenario {scenario.id}: the initialization query repeats a column name: {columns}")
         state.tables[STARTING_TABLE] = Table(columns, [dict(zip(columns, row, strict=True)) for row in rows])
+
+    def answer_result(self, state: LiveState, answer: str) -> Any:
+        """The SQL mode's final answer run on the question's database (read-only, under the tools' time limit): its
+        rows, or SQLite's error; None in the tool modes, whose answer is what the calls returned."""
+        if state.sql_database is None:
+            return None
+        conn, lock = self._sources.get(state.sql_database)
+        with lock:
+            return model_query(conn, strip_fence(answer), self.timeout_s, ANSWER_ROWS)
 
     def episode_spec(self, spec: ToolSpec, scenario: Scenario) -> ToolSpec:
         meta = scenario.metadata.get("liveapi") or {}
@@ -169,6 +186,8 @@ class LiveApiToolBox(ToolBox):
         data = state.resolve(_required(arguments, "data_source"))
         if operation == "get":
             return jsonable(get_values(data, binding["key"]))
+        if operation == "get_aggregate":
+            return jsonable(get_values(data, _aggregate_key(data, binding["aggregation"])))
         if operation == "retrieve":
             distinct, limit = arguments.get("distinct", False), arguments.get("limit", -1)
             if not isinstance(distinct, bool):
@@ -256,6 +275,23 @@ class LiveApiToolBox(ToolBox):
                 self._http.close()
                 self._http = None
         self._sources.close()
+
+
+def _aggregate_key(data: Data, aggregation: str) -> str:
+    """The one key of ``data`` that holds an ``aggregation`` aggregate (``count``, ``count_<key>``, ``mean_<key>``):
+    what a SEL aggregate getter reads. None or several is the caller's error, with the keys named."""
+    if isinstance(data, Grouped) and data.groups:
+        computed = [key for key in data.groups[0].values if key in data.columns]
+    else:
+        computed = list(data.columns)
+    found = [key for key in computed if aggregation_of(key) == aggregation]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ToolExecutionError(
+            f"the data holds no {aggregation} aggregate: call aggregate_data_{aggregation} on it first"
+        )
+    raise ToolExecutionError(f"the data holds several {aggregation} aggregates ({', '.join(found)}): ambiguous")
 
 
 def _json_or_text(response: httpx.Response) -> Any:

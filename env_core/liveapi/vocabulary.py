@@ -125,6 +125,22 @@ def getter_name(key: str) -> str:
     return f"{name[: MAX_NAME - 9]}_{digest}"
 
 
+def aggregation_of(key: str) -> str | None:
+    """The aggregation whose output ``key`` is named as (``count``, ``count_distinct_x`` -> count_distinct,
+    ``mean_x`` -> mean); None for any other key. The longest name first: count_distinct_x is no count."""
+    if key == "count":
+        return "count"
+    for aggregation in sorted(AGGREGATIONS, key=len, reverse=True):
+        if key.startswith(f"{aggregation}_"):
+            return aggregation
+    return None
+
+
+def aggregate_getter_name(aggregation: str) -> str:
+    """The SEL getter of an aggregation's output: ``get_mean``, ``get_count``."""
+    return f"get_{aggregation}"
+
+
 def column_key(table: str, column: str) -> str:
     """The starting table's name for a column: ``{table}_{column}``, other characters than [A-Za-z0-9_] as ``_``."""
     return re.sub(r"[^A-Za-z0-9_]", "_", f"{table}_{column}")

@@ -47,7 +47,7 @@ from undertow.env_core.model import Gold, PlannedCall, Scenario, Strict, ToolSpe
 from undertow.env_core.spider import Schema, SpiderData, SpiderSuite, read_spider
 from undertow.env_core.suites import Suite, write_suite
 from undertow.env_core.text import strip_fence
-from undertow.env_core.tools import ToolBox, ToolExecutionError, time_limit
+from undertow.env_core.tools import ToolBox, ToolExecutionError, model_query
 
 FAMILY = "middleware"
 SUITE_VERSION = "1"
@@ -449,19 +449,12 @@ ANSWER_ROWS = 100_000  # a final query returning more rows than this is not comp
 
 def run_answer_sql(state: DatabaseState, sql: str) -> dict[str, Any]:
     """Run a final SQL answer on the episode's read-only connection, under the tools' time limit: its rows, or the
-    error SQLite gave. Model-written SQL: it cannot write, and it cannot run or grow without bound."""
+    error SQLite gave. Model-written SQL: it cannot write, name a file, or run or grow without bound."""
     if state.connection is None:
         return {"error": "no database is open"}
     if not sql:
         return {"error": "no SQL query in the final answer"}
-    try:
-        with time_limit(state.connection, QUERY_TIMEOUT_S):
-            rows = state.connection.execute(sql).fetchmany(ANSWER_ROWS + 1)
-    except (sqlite3.Error, ValueError) as exc:  # ValueError: two statements, a NUL character
-        return {"error": str(exc)}
-    if len(rows) > ANSWER_ROWS:
-        return {"error": f"the query returns more than {ANSWER_ROWS:,} rows"}
-    return {"rows": [list(row) for row in rows]}
+    return model_query(state.connection, sql, QUERY_TIMEOUT_S, ANSWER_ROWS)
 
 
 def toolbox(specs: list[ToolSpec], databases: Mapping[str, Path]) -> MiddlewareToolBox:

@@ -1,9 +1,11 @@
 """Build the ``sqlfuncs`` suite from a Spider-format folder: functions, backup-plan scenarios, and a build summary.
 
-``build_suite`` compiles every question (see ``compile.py``), applies the paper's quality filters in order
-(empty result, more than 100 rows, no nested SELECT, no chain equal to gold), names the functions and documents
-them in plain words (``docs.py``), makes one scenario per kept question plus seeded augmentations, each with a
-hint and a validation / test split, and counts what each stage kept and why items were skipped. ``write_build``
+``build_suite`` compiles every question (see ``compile.py``), applies the quality filters in order (an empty result
+for a question that asks for something, a tie at the LIMIT cut, more than 100 rows, no nested SELECT, no chain equal
+to gold: the paper's, except that an existence question keeps its empty answer and an arbitrary cut is left out),
+names the functions and documents them in plain words (``docs.py``), makes one scenario per kept question plus
+seeded augmentations, each with a hint and a validation / test split, and counts what each stage kept and why items
+were skipped. ``write_build``
 writes a suite folder that ``env_core.suites.load_suite`` reads; building twice with the same inputs and seed gives
 byte-identical files, whether the databases were compiled in one process or several.
 
@@ -41,18 +43,20 @@ from undertow.env_core.sqlfuncs.compile import (
     MAX_ROWS,
     Compiled,
     FunctionDraft,
+    bind,
+    call_args,
     compile_question,
     run_chain,
-    run_direct,
     same_rows,
 )
 from undertow.env_core.sqlfuncs.compile import FAMILY as FAMILY  # re-exported: the module is a SuiteBuilder
 from undertow.env_core.sqlfuncs.docs import TYPE_WORDS, DocTemplate, describe, hint_text, parameters
 from undertow.env_core.sqlfuncs.tools import SqlFunctionToolBox
+from undertow.env_core.sqlgold import EMPTY, TIE, GoldAnswer, asks_existence, gold_answer, left_out_table
 from undertow.env_core.suites import write_suite
 from undertow.env_core.tools import fetch_rows
 
-SUITE_VERSION = "2"  # 2: plain-language docs, hints, validation / test split
+SUITE_VERSION = "3"  # 2: plain-language docs, hints, validation / test split; 3: unambiguous gold, tie runs
 _PLACEHOLDER = re.compile(r":a(\d+)\b")
 
 # HoHW §3.2 (full Spider), shown beside this build's counts: the one source of these figures.
@@ -100,13 +104,14 @@ class BuiltSuite:
 STAGES = [
     "questions in",
     "parsed and ran",
-    "non-empty result",
+    "non-empty result, or an existence question",
+    "no tie at the LIMIT cut",
     "at most 100 rows",
     "nested SELECT",
     "both paths match gold (kept)",
 ]
 
-Variant = tuple[str, dict[int, Any], list[dict[str, Any]]]  # task text, literal overrides, gold rows
+Variant = tuple[str, dict[int, Any], list[dict[str, Any]], list[int]]  # task, literal overrides, gold rows, tie runs
 
 
 @dataclass
@@ -140,7 +145,7 @@ class _DatabaseResult:
 
 def _augmentations(compiled: Compiled, conn: sqlite3.Connection, rng: random.Random, wanted: int) -> list[Variant]:
     """Up to ``wanted`` variants that swap one literal quoted in the question for another value of its column,
-    with the gold answer recomputed (and checked through the chain)."""
+    with the gold answer recomputed (unambiguous as the question's own must be, and checked through the chain)."""
     found: list[Variant] = []
     text = compiled.question.text
     for param in compiled.direct.params:
@@ -158,17 +163,17 @@ def _augmentations(compiled: Compiled, conn: sqlite3.Connection, rng: random.Ran
         rng.shuffle(values)
         for value in values[:20]:
             overrides = {param.start: value}
+            task = text.replace(param.value, value, 1)
+            answer = gold_answer(conn, compiled.direct.sql, task, bind(call_args(compiled.direct, overrides)))
+            if not isinstance(answer, GoldAnswer) or len(answer.rows) > MAX_ROWS:
+                continue
+            gold = [dict(zip(answer.columns, row, strict=True)) for row in answer.rows]
             try:
-                gold = run_direct(conn, compiled, overrides)
-                if (
-                    not gold
-                    or len(gold) > MAX_ROWS
-                    or not same_rows(run_chain(conn, compiled, overrides), gold, compiled.ordered)
-                ):
+                if not same_rows(run_chain(conn, compiled, overrides), gold, compiled.ordered, answer.tie_groups):
                     continue
             except sqlite3.Error:
                 continue
-            found.append((text.replace(param.value, value, 1), overrides, gold))
+            found.append((task, overrides, gold, answer.tie_groups))
             if len(found) >= wanted:
                 break
     return found
@@ -178,7 +183,14 @@ def _stage(result: Compiled | Problem) -> int:
     """How far a compiled question got through the filters (the index of the last stage it passed)."""
     if isinstance(result, Problem):
         return 0
-    for reached, passed in enumerate((result.gold, len(result.gold) <= MAX_ROWS, result.nested, result.chain)):
+    filters = (
+        result.left_out != EMPTY,
+        result.left_out != TIE,
+        len(result.gold) <= MAX_ROWS,
+        result.nested,
+        result.chain,
+    )
+    for reached, passed in enumerate(filters):
         if not passed:
             return reached + 1
     return len(STAGES) - 1
@@ -202,12 +214,14 @@ def _compile_database(job: _Job) -> _DatabaseResult:
     """Everything the build does that needs one database: compile each question (a query asked twice, once),
     augment and hint the kept ones, document their functions, run the argument-free ones."""
     outcomes: dict[int, _Outcome] = {}
-    by_query: dict[str, _Outcome] = {}
+    # the question's words matter to the result only through whether it asks about existence (an empty gold)
+    by_query: dict[tuple[str, bool], _Outcome] = {}
     docs: dict[str, DocTemplate] = {}
     conn = sqlite3.connect(f"file:{job.path}?mode=ro", uri=True)
     try:
         for question in job.questions:
-            seen = by_query.get(question.query)
+            query_key = (question.query, asks_existence(question.text))
+            seen = by_query.get(query_key)
             if seen is None:
                 try:
                     result = compile_question(question, job.schema, conn)
@@ -223,7 +237,7 @@ def _compile_database(job: _Job) -> _DatabaseResult:
                         outcome.hint = hint_text(result.direct.tree, job.db_id, job.schema.tables, result.gold)
                     else:
                         result.gold = []  # not needed past the filters: keep the result small to send back
-                by_query[question.query] = outcome
+                by_query[query_key] = outcome
             else:
                 result = seen.result
                 if isinstance(result, Problem):
@@ -386,8 +400,11 @@ def build_suite(
     stages: Counter[str] = Counter()
     compiled_all: list[Compiled] = []
     kept: list[tuple[Compiled, _Outcome]] = []
+    by_database: dict[str, Counter[str]] = {}
     for question in data.questions:
         stages["questions in"] += 1
+        counts = by_database.setdefault(question.db_id, Counter({"questions": 0, "kept": 0, TIE: 0, EMPTY: 0}))
+        counts["questions"] += 1
         if question.db_id not in results:
             problems.append(_missing_database(question, data, folder))
             continue
@@ -396,9 +413,12 @@ def build_suite(
             problems.append(outcome.result)
             continue
         compiled_all.append(outcome.result)
+        if outcome.result.left_out is not None:
+            counts[outcome.result.left_out] += 1
         for stage in STAGES[1 : outcome.reached + 1]:
             stages[stage] += 1
         if outcome.reached == len(STAGES) - 1:
+            counts["kept"] += 1
             kept.append((outcome.result, outcome))
 
     drafts = [c.direct for c in compiled_all] + [d for c, _ in kept for d in c.chain]
@@ -422,8 +442,8 @@ def build_suite(
         q = compiled.question
         base_id = f"{FAMILY}-{q.db_id}-{q.index:04d}"
         split = split_of(q)
-        variants: list[Variant] = [(q.text, {}, compiled.gold), *outcome.variants]
-        for k, (text, overrides, gold) in enumerate(variants):
+        variants: list[Variant] = [(q.text, {}, compiled.gold, compiled.tie_groups), *outcome.variants]
+        for k, (text, overrides, gold, tie_groups) in enumerate(variants):
             plans = _plans(compiled, names, overrides)
             own = {call.tool for plan in plans for call in plan}
             plans += [
@@ -431,7 +451,7 @@ def build_suite(
                 for name, rows in sorted(
                     fixed_outputs.get(q.db_id, {}).items(), key=lambda item: int(item[0].removeprefix("function_"))
                 )
-                if name not in own and same_rows(rows, gold, compiled.ordered)
+                if name not in own and same_rows(rows, gold, compiled.ordered, tie_groups)
             ]
             scenarios.append(
                 Scenario(
@@ -440,7 +460,7 @@ def build_suite(
                     family=FAMILY,
                     task=text,
                     tools=[call.tool for plan in plans for call in plan],
-                    gold=Gold(answer=gold, ordered=compiled.ordered, plans=plans),
+                    gold=Gold(answer=gold, ordered=compiled.ordered, tie_groups=tie_groups, plans=plans),
                     hint=outcome.hint,
                     metadata={
                         "db_id": q.db_id,
@@ -469,6 +489,7 @@ def build_suite(
         "scenarios": len(scenarios),
         "scenarios_augmented": augmented,
         "scenarios_by_split": {split: by_split.get(split, 0) for split in SPLITS},
+        "gold_by_database": {db: dict(counts) for db, counts in sorted(by_database.items())},
     }
     used = sorted({s.metadata["db_id"] for s in scenarios} | {t.binding["database"] for t in tools})
     return BuiltSuite(
@@ -537,7 +558,8 @@ def build(config: SuiteConfig, out: Path, progress: Callable[[int, int], None] |
 
 def build_tables(stats: dict[str, Any], problems: list[Problem], shown: int = 10) -> list[ReportTable]:
     """What each filter kept, scenarios by split, functions by argument count, each beside the paper's figure where
-    it reports one (its counts are for the whole of Spider), and the first skipped items."""
+    it reports one (its counts are for the whole of Spider); per database, the questions kept and those left out
+    for an ambiguous gold; and the first skipped items."""
 
     def row(label: str, count: int, paper: str | None = None) -> list[str]:
         figure = PAPER.get(paper) if paper is not None else None
@@ -559,7 +581,10 @@ def build_tables(stats: dict[str, Any], problems: list[Problem], shown: int = 10
     skipped.rows = [[p.item, p.kind, p.reason] for p in problems[:shown]]
     if len(problems) > shown:
         skipped.note = f"... and {len(problems) - shown} more (all listed in build.json)"
-    return [counts, skipped] if problems else [counts]
+    tables = [counts]
+    if stats.get("gold_by_database"):  # a summary written before the gold checks has none
+        tables.append(left_out_table(stats["gold_by_database"], title=f"{FAMILY} gold answers by database"))
+    return [*tables, skipped] if problems else tables
 
 
 def toolbox(specs: list[ToolSpec], databases: Mapping[str, Path]) -> SqlFunctionToolBox:

@@ -10,7 +10,10 @@ The method follows "Hell or High Water" (HoHW, §3.2 and appendix C):
    nested SELECT also yields a *chain*: one function per top-level subquery, and an outer function that takes each
    subquery's result as list arguments, read back inside SQL with ``json_each`` so the query stays parameterized
    (the paper uses a temporary ``scratchpad`` table for the same purpose).
-4. Both paths are executed on the real database and must return the gold rows, or the question is dropped.
+4. Both paths are executed on the real database and must return the gold rows, or the question is dropped. The
+   gold itself must be unambiguous (``env_core.sqlgold``): a question whose gold query returns nothing though it asks
+   for something, or whose rows are one arbitrary cut of tied rows at a LIMIT, is left out; rows of an ordered
+   answer that tie on the sort keys form runs (``tie_groups``) that compare as multisets.
 5. Functions get obfuscated names (``function_<n>``, arguments like ``lambda_sigma``), deterministic per
    (dataset, seed), and plain-language documentation from their syntax trees (``docs.py``), which never shows SQL.
 
@@ -23,13 +26,14 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
 
+from undertow.env_core import sqlgold
 from undertow.env_core.spider import Problem, Question, Schema
 from undertow.env_core.tools import fetch_rows
 
@@ -216,6 +220,8 @@ class Compiled:
     gold: list[dict[str, Any]]
     ordered: bool  # the gold query orders its rows: compare in order
     direct: FunctionDraft
+    tie_groups: list[int] = field(default_factory=list)  # where ordered: per gold row, its run of tied sort keys
+    left_out: str | None = None  # why the gold is not an answer (sqlgold.EMPTY or sqlgold.TIE); None: it is
     nested: bool = False  # the query has a nested SELECT (whether or not it could be decomposed)
     chain: list[FunctionDraft] = field(default_factory=list)  # inner functions..., outer function
     chain_inputs: list[list[str]] = field(default_factory=list)  # for the outer: inner output columns, per inner
@@ -233,10 +239,14 @@ def bind(arguments: dict[str, Any]) -> dict[str, Any]:
     return {k: json.dumps(v) if isinstance(v, list) else v for k, v in arguments.items()}
 
 
-def same_rows(a: list[dict[str, Any]], b: list[dict[str, Any]], ordered: bool) -> bool:
+def same_rows(a: list[dict[str, Any]], b: list[dict[str, Any]], ordered: bool, tie_groups: Sequence[int] = ()) -> bool:
+    """Whether records ``a`` hold the rows of ``b`` (values compared, names not): as multisets, or in order when
+    ``ordered``, the rows of one run of ``tie_groups`` (``b``'s tie runs) in any order."""
     rows_a = [tuple(r.values()) for r in a]
     rows_b = [tuple(r.values()) for r in b]
-    return rows_a == rows_b if ordered else Counter(map(repr, rows_a)) == Counter(map(repr, rows_b))
+    if ordered and not tie_groups:
+        return rows_a == rows_b
+    return sqlgold.same_rows(list(map(repr, rows_a)), list(map(repr, rows_b)), ordered, tie_groups)
 
 
 def run_direct(
@@ -268,19 +278,24 @@ def compile_question(question: Question, schema: Schema, conn: sqlite3.Connectio
         return Problem(where, "unparseable query", f"sqlglot: {str(exc).splitlines()[0]}")
     if not isinstance(tree, exp.Expression):  # None (an empty query) in older sqlglot; every parsed node is one
         return Problem(where, "unparseable query", "empty query")
-    try:
+    answer = sqlgold.gold_answer(conn, question.query, question.text)
+    if isinstance(answer, tuple) and answer[0] == sqlgold.FAILS:
+        return Problem(where, "gold query fails", answer[1])
+    if isinstance(answer, sqlgold.GoldAnswer):
+        gold = [dict(zip(answer.columns, row, strict=True)) for row in answer.rows]
+        ordered, tie_groups, left_out = answer.ordered, answer.tie_groups, None
+    else:  # left out, yet compiled: its function still joins the tools (as a distractor)
         gold = fetch_rows(conn, question.query)
-    except sqlite3.Error as exc:
-        return Problem(where, "gold query fails", f"on the database: {exc}")
-    ordered = isinstance(tree, exp.Select) and tree.args.get("order") is not None
+        ordered = tree.args.get("order") is not None
+        tie_groups, left_out = [], answer[0]
     parameterized, params = parameterize(tree, schema, copy=False)  # the tree is ours: no copy
     direct = _draft(question.db_id, parameterized, params, "direct")
-    compiled = Compiled(question, gold, ordered, direct)
+    compiled = Compiled(question, gold, ordered, direct, tie_groups=tie_groups, left_out=left_out)
     try:
         check = run_direct(conn, compiled)
     except sqlite3.Error as exc:
         return Problem(where, "parameterization failed", f"the parameterized query fails: {exc}")
-    if not same_rows(check, gold, ordered):
+    if not same_rows(check, gold, ordered, tie_groups):
         return Problem(where, "parameterization failed", "the parameterized query returns other rows than gold")
     compiled.gold = check  # the same rows, with the column names the function itself returns
     subqueries = top_level_subqueries(parameterized)
@@ -332,6 +347,6 @@ def compile_question(question: Question, schema: Schema, conn: sqlite3.Connectio
     except (sqlite3.Error, KeyError, IndexError):
         compiled.chain = []
         return compiled
-    if not same_rows(chained, gold, ordered):
+    if not same_rows(chained, gold, ordered, tie_groups):
         compiled.chain = []  # the decomposition changes the answer (e.g. LIMIT inside): no backup plan
     return compiled

@@ -197,3 +197,63 @@ def test_tool_call_arguments_of_any_size_are_compared_without_raising() -> None:
     for value in ("1" + "0" * 6000, 10**5000, [10**400], {"deep": [[["x"]]]}):
         assert not call_matches(ToolCall(id="c", name="lookup", arguments={"n": value}), pattern)
     assert call_matches(ToolCall(id="c", name="lookup", arguments={"n": "5.0"}), pattern)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Tie runs: rows with equal sort keys may come in any order, the runs in theirs (issue 35)
+
+# ORDER BY pages DESC: the two 540-page books tie (run 0), the 320-page one follows (run 1)
+TIED = [
+    {"title": "Andes", "pages": 540},
+    {"title": "Rift", "pages": 540},
+    {"title": "Salt Roads", "pages": 320},
+]
+TIED_RUNS = [0, 0, 1]
+
+
+def test_rows_of_one_tie_run_may_come_in_any_order_in_both_matchers() -> None:
+    permuted = json.dumps([TIED[1], TIED[0], TIED[2]])  # the tied pair swapped: an equally valid order
+    for matches in (answer_matches, strict_answer_matches):
+        assert matches(permuted, TIED, ordered=True, tie_groups=TIED_RUNS)
+        assert not matches(permuted, TIED, ordered=True)  # without the runs, today's exact order
+        assert matches(json.dumps(TIED), TIED, ordered=True, tie_groups=TIED_RUNS)
+
+
+def test_a_row_moved_across_tie_runs_does_not_match() -> None:
+    moved = json.dumps([TIED[2], TIED[0], TIED[1]])  # the 320-page book first: the runs' order broken
+    for matches in (answer_matches, strict_answer_matches):
+        assert not matches(moved, TIED, ordered=True, tie_groups=TIED_RUNS)
+        assert matches(moved, TIED, ordered=False)  # as a multiset it holds the rows
+
+
+def test_lenient_tie_runs_cut_the_values_into_rows_as_wide_as_the_golds() -> None:
+    # values alone, the tied rows swapped: still the right rows in a valid order
+    assert answer_matches('[["Rift", 540], ["Andes", 540], ["Salt Roads", 320]]', TIED, True, TIED_RUNS)
+    # the same values, but mixed across rows: "Rift" with 320 is no gold row
+    assert not answer_matches('[["Rift", 320], ["Andes", 540], ["Salt Roads", 540]]', TIED, True, TIED_RUNS)
+    assert not answer_matches('[["Rift", 540], ["Andes", 540]]', TIED, True, TIED_RUNS)  # a row missing
+
+
+def test_strict_tie_runs_for_a_flat_list_and_a_gold_of_values() -> None:
+    titles = [{"title": t["title"]} for t in TIED]
+    assert strict_answer_matches('["Rift", "Andes", "Salt Roads"]', titles, True, TIED_RUNS)
+    assert not strict_answer_matches('["Salt Roads", "Andes", "Rift"]', titles, True, TIED_RUNS)
+    assert strict_answer_matches("[2, 1, 3]", [1, 2, 3], True, [0, 0, 1])
+    assert not strict_answer_matches("[1, 3, 2]", [1, 2, 3], True, [0, 0, 1])
+
+
+def test_tie_groups_that_do_not_fit_the_gold_are_refused_with_a_message() -> None:
+    for matches in (answer_matches, strict_answer_matches):
+        with pytest.raises(ValueError, match="tie_groups has 2 entries for 3 gold rows"):
+            matches(json.dumps(TIED), TIED, ordered=True, tie_groups=[0, 0])
+
+
+def test_score_trajectory_passes_the_golds_tie_runs() -> None:
+    tied = scenario().model_copy(update={"gold": Gold(answer=TIED, ordered=True, tie_groups=TIED_RUNS)})
+    swapped = answered(json.dumps([TIED[1], TIED[0], TIED[2]]))
+    assert score_trajectory(swapped, tied, False).solved
+    assert score_trajectory(swapped, tied, False, answers="strict").solved
+    moved = answered(json.dumps([TIED[2], TIED[0], TIED[1]]))
+    assert not score_trajectory(moved, tied, False).solved
+    strict = tied.model_copy(update={"gold": Gold(answer=TIED, ordered=True)})  # no runs: the exact order
+    assert not score_trajectory(swapped, strict, False).solved

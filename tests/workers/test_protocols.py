@@ -65,8 +65,18 @@ def test_direct_sequence_runs_labelled_calls_with_references(smoke_ref: SuiteRef
         {"name": first.tool, "arguments": first.arguments, "label": "ids"},
         {"name": second.tool, "arguments": {name: f"$ids.{ref.field}$"}, "label": "rows"},
     ]
-    with scripted_server([answer("Here is my plan:\n```json\n" + json.dumps(plan) + "\n```")]) as server:
-        output = run(smoke_ref, server.base_url, scenario, "direct")
+    reply = "Here is my plan:\n```json\n" + json.dumps(plan) + "\n```"
+    # read strictly (the default) the prose around the calls is the model's failure, fed back once, then final
+    with scripted_server([answer(reply), answer(reply)]) as server:
+        strict = run(smoke_ref, server.base_url, scenario, "direct")
+    (refused,) = strict.results
+    assert refused.outcome == Outcome.parse_error and not strict.trajectories[0].tool_steps()
+    assert "the calls alone" in server.chat_requests[1]["messages"][-1]["content"]
+    # the lenient reading digs the calls out of the prose
+    with scripted_server([answer(reply)]) as server:
+        output = scripted_episode(
+            smoke_ref, server.base_url, scenario.id, protocol="direct", max_turns=6, direct_parser="lenient"
+        )
     (result,), (trajectory,) = output.results, output.trajectories
     assert result.outcome == Outcome.scored and result.solved and result.n_turns == 1
     assert trajectory.turns[0].parse_stage == "fenced_json"

@@ -73,7 +73,7 @@ def test_the_shipped_config_separates_the_policies(shipped: Path) -> None:
     by: dict[tuple[str, str, str], list[EpisodeResult]] = defaultdict(list)
     for r in results:
         by[(r.model, r.details["formulation"], r.details["mode"])].append(r)
-    assert len(by) == 3 * 3 * 2
+    assert len(by) == 3 * 3 * 4  # models × formulations × modes (direct, tools, react, sql)
     for (model, formulation, mode), rows in by.items():
         rate = sum(r.solved for r in rows) / len(rows)
         if model in ("oracle", "naive"):
@@ -83,18 +83,22 @@ def test_the_shipped_config_separates_the_policies(shipped: Path) -> None:
 
 
 @pytest.mark.slow
-def test_report_prints_tables_3_and_4(shipped: Path) -> None:
+def test_report_prints_tables_3_4_and_6(shipped: Path) -> None:
     done = cli("report", str(shipped), "--layout", "live_api")
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    assert "Table 3" in text and "Table 4" in text
+    assert "Table 3" in text and "Table 4" in text and "Table 6" in text
     for formulation in ("SLOT", "SEL", "REST"):
         assert formulation in text
     table3 = text.split("Table 3")[1].split("Table 4")[0]
     oracle = [line.split() for line in table3.splitlines() if " oracle " in line]
-    assert len(oracle) == 3  # one row per formulation
-    assert all(row[3:10] == ["1.00"] * 7 for row in oracle)  # intent P R F1, slot P R F1, completion
+    assert len(oracle) == 6  # one row per formulation, tools in the prompt and as native tool calls
+    assert sum("(Tools)" in row for row in oracle) == 3
+    assert all(row[-9:-2] == ["1.00"] * 7 for row in oracle)  # intent P R F1, slot P R F1, completion
     table4 = text.split("Table 4")[1].split("Figure 2")[0]
     agents = [line.split() for line in table4.splitlines() if " oracle " in line]
     assert len(agents) == 3 and all(row[3:5] == ["1.00", "1.00"] for row in agents)  # base and agent completion
     assert "Figure 2" in text and "halluc." in text  # the random policy's failures by BFCL category
+    table6 = text.split("Table 6")[1]
+    (oracle_sql,) = [line.split() for line in table6.splitlines() if line.split()[:1] == ["oracle"]]
+    assert oracle_sql[1:] == ["1.00"] * 6  # SLOT, SEL and REST: by the APIs and by SQL

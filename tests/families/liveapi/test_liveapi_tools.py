@@ -11,13 +11,14 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers.spider import make_spider
 from jsonschema import Draft202012Validator
 from liveapi_concert import COUNTRY, concert_endpoint, concert_scenario
 from openapi_spec_validator import validate
 
 from undertow.env_core.environment import Environment
 from undertow.env_core.errors import InfraError
-from undertow.env_core.liveapi.endpoints import EndpointParam
+from undertow.env_core.liveapi.endpoints import Endpoint, EndpointParam, rest_endpoint
 from undertow.env_core.liveapi.operations import (
     Data,
     Grouped,
@@ -32,12 +33,20 @@ from undertow.env_core.liveapi.operations import (
     sort_data,
     transform_data,
 )
-from undertow.env_core.liveapi.rest import HOST, RestServer, readable_422, rest_app
-from undertow.env_core.liveapi.specs import getter_spec, narrow, rest_spec, sel_general_specs, slot_specs
+from undertow.env_core.liveapi.rest import HOST, RestServer, endpoint_rows, readable_422, render_sql, rest_app
+from undertow.env_core.liveapi.specs import (
+    aggregate_getter_spec,
+    getter_spec,
+    narrow,
+    rest_spec,
+    sel_general_specs,
+    slot_specs,
+)
 from undertow.env_core.liveapi.toolbox import LiveApiToolBox, LiveState
 from undertow.env_core.liveapi.values import sqlite_text
 from undertow.env_core.liveapi.vocabulary import SLOT_TOOLS, STARTING_TABLE, Column, getter_name
 from undertow.env_core.model import Action, Scenario, ToolCall, ToolSpec
+from undertow.env_core.spider import Question, read_spider
 from undertow.env_core.tools import ToolExecutionError
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -362,7 +371,8 @@ COLUMNS_META = [
 
 def all_specs() -> list[ToolSpec]:
     column = Column("singer_Age", "singer", "Age", "singer's age", "number")
-    return [*slot_specs(), *sel_general_specs(), getter_spec(column)]
+    aggregates = [aggregate_getter_spec(a) for a in ("count", "count_distinct", "mean")]
+    return [*slot_specs(), *sel_general_specs(), getter_spec(column), *aggregates]
 
 
 def test_specs_are_valid_closed_json_schemas_before_and_after_narrowing():
@@ -399,15 +409,15 @@ def test_getter_names_fit_the_tool_name_limit():
     name = getter_name(long_key)
     assert len(name) <= 64 and name.startswith("get_Customer") and name != getter_name(long_key + "x")
     assert getter_name("singer_Age") == "get_singer_Age"
-    # getters of aggregate outputs, which SEL sequences fetch after aggregating
-    assert getter_spec("count").binding == {
+    # one getter per aggregation, which SEL sequences fetch after aggregating (not one per aggregate of a column)
+    assert aggregate_getter_spec("mean").name == "get_mean"
+    assert aggregate_getter_spec("mean").binding == {
         "formulations": ["sel"],
         "kind": "sel",
-        "operation": "get",
-        "key": "count",
+        "operation": "get_aggregate",
+        "aggregation": "mean",
         "returns": "data",
     }
-    assert "(the number of distinct values of singer_Age)" in getter_spec("count_distinct_singer_Age").description
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -497,6 +507,25 @@ def test_sel_flow_with_getters(toolbox: LiveApiToolBox, database: Path):
     with sqlite3.connect(database) as db:
         expected = [r[0] for r in db.execute("SELECT Age FROM singer WHERE Age > 30 ORDER BY Age LIMIT 3")]
     assert call("get_singer_Age", data_source=label) == expected
+
+
+def test_sel_aggregate_getters_read_the_one_aggregate_of_their_kind(toolbox: LiveApiToolBox, database: Path):
+    call = Episode(toolbox, scenario([s.name for s in all_specs()]))
+    grouped = call("group_data_by", data_source=START, key_name="singer_Country")
+    counted = call("aggregate_data_count", data_source=grouped)
+    averaged = call("aggregate_data_mean", data_source=counted, key_name="singer_Age")
+    with sqlite3.connect(database) as db:
+        expected = db.execute("SELECT count(*), avg(Age) FROM singer GROUP BY Country").fetchall()
+    counts = call("get_count", data_source=averaged)
+    means = call("get_mean", data_source=averaged)
+    assert sorted(zip(counts, means, strict=True)) == sorted(expected)
+    message = "the data holds no count_distinct aggregate: call aggregate_data_count_distinct on it first"
+    with pytest.raises(ToolExecutionError, match=message):
+        call("get_count_distinct", data_source=averaged)
+    # a count of rows and a count of names: get_count cannot tell which is meant
+    both = call("aggregate_data_count", data_source=counted, key_name="singer_Name")
+    with pytest.raises(ToolExecutionError, match=r"several count aggregates \(count, count_singer_Name\): ambiguous"):
+        call("get_count", data_source=both)
 
 
 def test_unknown_label_through_the_tool_box(toolbox: LiveApiToolBox):
@@ -654,3 +683,128 @@ def test_a_server_that_cannot_start_is_an_infrastructure_error(tmp_path: Path):
     with pytest.raises(InfraError, match="exited with status"):
         server.start()
     assert server.process is not None and server.process.poll() is not None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# REST endpoints compiled from queries, served over HTTP (the helper's small Spider folder)
+
+BOOKS = ["id", "title", "author_id", "pages", "price"]  # the books table's columns, in schema order
+SERVED = [  # (name, database, gold SQL, its rows as the question asks them, ordered)
+    (
+        "nested",
+        "library",
+        'SELECT title FROM books WHERE author_id IN (SELECT id FROM authors WHERE country = "Chile") '
+        "ORDER BY pages DESC LIMIT 2",
+        [("Salt Roads",), ("Quiet Harbour",)],  # Chile's authors 1 and 3 wrote 320, 210, 180 and 260 pages
+    ),
+    (
+        "intersect",
+        "library",
+        "SELECT name FROM authors WHERE country = 'Chile' "
+        "INTERSECT SELECT T1.name FROM authors AS T1 JOIN books AS T2 ON T1.id = T2.author_id WHERE T2.price > 10",
+        [("Ada Mills",), ("Ursula Vance",)],  # both Chileans have a book above 10
+    ),
+    (
+        "except",
+        "shop",
+        "SELECT cname FROM customers "
+        "EXCEPT SELECT T1.cname FROM customers AS T1 JOIN orders AS T2 ON T1.cid = T2.cid WHERE T2.status = 'paid'",
+        [("Dag",)],  # the only customer without a paid order
+    ),
+    ("average", "shop", "SELECT avg(amount) FROM orders WHERE status = 'paid'", [((30 + 12 + 80) / 3,)]),
+]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory):
+    data = read_spider(make_spider(tmp_path_factory.mktemp("served-spider")))
+    endpoints = {}
+    for name, db_id, sql, _ in SERVED:
+        endpoint = rest_endpoint(Question(0, db_id, name, sql), data.schemas[db_id])
+        assert isinstance(endpoint, Endpoint), endpoint
+        endpoints[name] = endpoint
+    box = LiveApiToolBox([rest_spec(e) for e in endpoints.values()], data.databases)
+    yield box, endpoints, data.databases
+    box.close()
+
+
+def _call(box: LiveApiToolBox, endpoint: Endpoint, arguments: dict[str, Any]) -> Any:
+    scene = concert_scenario([endpoint.name], formulation="rest")
+    spec = box.episode_spec(box.specs[endpoint.name], scene)
+    assert box.argument_error(spec, arguments) is None
+    return box.execute(box.new_state(), spec, arguments)
+
+
+@pytest.mark.parametrize(("name", "database", "sql", "rows"), SERVED)
+def test_compiled_endpoints_return_the_gold_rows_over_http(served, name: str, database: str, sql: str, rows):
+    box, endpoints, paths = served
+    endpoint = endpoints[name]
+    gold = {p.name: p.value for p in endpoint.params}
+    got = [tuple(r.values()) for r in _call(box, endpoint, gold)]
+    assert (got if "ORDER BY" in sql else sorted(got)) == rows
+    with sqlite3.connect(f"file:{paths[database]}?mode=ro", uri=True) as conn:
+        assert [tuple(r.values()) for r in endpoint_rows(conn, box.specs[endpoint.name], gold)] == got
+        assert sorted(conn.execute(sql).fetchall()) == sorted(got)
+
+
+def test_a_column_parameter_chooses_within_its_enum_and_is_refused_outside_it(served):
+    box, endpoints, _ = served
+    nested = endpoints["nested"]
+    # the top query's parameters first, then the nested one's
+    assert [(p.name, p.value) for p in nested.params] == [("sort_by", "pages"), ("limit", 2), ("country", "Chile")]
+    spec = box.specs[nested.name]
+    assert spec.parameters["properties"]["sort_by"]["enum"] == BOOKS
+    assert spec.binding["params"][0]["identifiers"]["pages"] == '"books"."pages"'
+    # another column of the enum sorts by it: Chile's books by price, highest first
+    rows = _call(box, nested, {"country": "Chile", "sort_by": "price", "limit": 3})
+    assert rows == [{"title": "Salt Roads"}, {"title": "Quiet Harbour"}, {"title": "Night Ferry"}]
+    average = endpoints["average"]
+    assert spec.binding["path"] != box.specs[average.name].binding["path"]
+    assert box.specs[average.name].parameters["properties"]["average_column"]["enum"] == ["oid", "cid", "amount"]
+    assert _call(box, average, {"average_column": "cid", "status": "paid"}) == [{'AVG("orders"."cid")': 2.0}]
+
+    # anything else is refused by the server before any SQL runs, in words
+    expected = (
+        "HTTP 422: query parameter 'sort_by': input should be 'id', 'title', 'author_id', 'pages' or 'price' "
+        '(got "{}")'
+    )
+    for outside in ("colour", 'pages" DESC; --', "PAGES"):
+        with pytest.raises(ToolExecutionError) as info:
+            _call(box, nested, {"country": "Chile", "sort_by": outside, "limit": 2})
+        assert str(info.value) == expected.format(outside.replace('"', '\\"'))
+        assert info.value.error_type == "invalid_arguments"
+    openapi = httpx.get(box.rest_server().url + "/openapi.json").json()
+    validate(openapi)
+    parameters = openapi["paths"][nested.path]["get"]["parameters"]
+    assert [(p["name"], p["schema"].get("enum")) for p in parameters] == [
+        ("sort_by", BOOKS),
+        ("limit", None),
+        ("country", None),
+    ]
+
+
+def test_render_sql_writes_only_the_binding_identifiers():
+    binding = {
+        "sql": "SELECT name, ':sort_by' FROM singer WHERE country = :country ORDER BY :sort_by LIMIT :limit",
+        "params": [
+            {"name": "country", "type": "string"},
+            {"name": "sort_by", "type": "string", "enum": ["Age", "Name"], "identifiers": {"Age": '"singer"."Age"'}},
+            {"name": "limit", "type": "integer"},
+        ],
+    }
+    sql, values = render_sql(binding, {"country": "France", "sort_by": "Age", "limit": 2})
+    # the placeholder inside a string literal stays text; the values stay bound parameters
+    assert (
+        sql == """SELECT name, ':sort_by' FROM singer WHERE country = :country ORDER BY "singer"."Age" LIMIT :limit"""
+    )
+    assert values == {"country": "France", "limit": 2}
+    with pytest.raises(ValueError, match=r"^sort_by must be one of Age, not \"Name\"$"):
+        render_sql(binding, {"country": "France", "sort_by": "Name", "limit": 2})
+    with pytest.raises(ValueError, match=r"^sort_by must be one of Age, not 3$"):
+        render_sql(binding, {"country": "France", "sort_by": 3, "limit": 2})
+    with pytest.raises(ValueError, match=r"^missing argument 'limit'$"):
+        render_sql(binding, {"country": "France", "sort_by": "Age"})
+    with pytest.raises(ValueError, match=r"^unknown argument 'extra' \(the parameters are: country, limit, sort_by\)$"):
+        render_sql(binding, {"country": "France", "sort_by": "Age", "limit": 2, "extra": 1})
+    plain = {"sql": "SELECT 1 WHERE :x = 1", "params": [{"name": "x", "type": "integer"}]}
+    assert render_sql(plain, {"x": 1}) == ("SELECT 1 WHERE :x = 1", {"x": 1})

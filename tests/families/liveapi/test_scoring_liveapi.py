@@ -33,6 +33,8 @@ from undertow.scoring.liveapi import (
     LiveApiDetails,
     LiveApiSummary,
     Ref,
+    answer_states,
+    answered_without_calling,
     call_slots,
     completed,
     episode_details,
@@ -46,6 +48,7 @@ from undertow.scoring.liveapi import (
     slot_scores,
     stuck,
     summarize,
+    table6,
 )
 
 # The paper's listing 10: "What's Angela Sanders's major?" over student_club.
@@ -135,6 +138,7 @@ def trajectory(
     final: str | None = None,
     turns: int = 1,
     gave_up: bool = False,
+    answer_result: Any = None,
 ) -> Trajectory:
     return Trajectory(
         episode_id="e",
@@ -147,6 +151,7 @@ def trajectory(
         final_answer=final,
         outcome=outcome,
         gave_up=gave_up,
+        answer_result=answer_result,
     )
 
 
@@ -332,6 +337,94 @@ def test_completed(output: Any, gold: Any, ordered: bool, expected: bool) -> Non
     assert completed(output, gold, ordered) is expected
 
 
+@pytest.mark.parametrize(
+    ("output", "gold", "ties", "expected"),
+    [
+        (["b", "a", "c"], [["a"], ["b"], ["c"]], [0, 0, 1], True),  # a and b tie: either order
+        (["a", "b", "c"], [["a"], ["b"], ["c"]], [0, 0, 1], True),
+        (["a", "c", "b"], [["a"], ["b"], ["c"]], [0, 0, 1], False),  # c moved into the first run
+        (["c", "a", "b"], [["a"], ["b"], ["c"]], [0, 0, 1], False),
+        (["b", "a", "c"], [["a"], ["b"], ["c"]], [], False),  # no ties: every row in its place
+        (["b", "a", "c"], [["a"], ["b"], ["c"]], [0, 1, 2], False),  # every row its own run
+        (["c", "b", "a"], [["a"], ["b"], ["c"]], [0, 0, 0], True),  # one run: any order
+        (["a", "b"], [["a"], ["b"], ["c"]], [0, 0, 1], False),  # a row missing
+        # two columns: the rows of a run are swapped whole
+        (
+            [["Anne", "Bible"], ["Anne", "History"], ["Gus", "Science"]],
+            [["Anne", "History"], ["Anne", "Bible"], ["Gus", "Science"]],
+            [0, 0, 1],
+            True,
+        ),
+        (
+            [["Anne", "Science"], ["Anne", "History"], ["Gus", "Bible"]],
+            [["Anne", "History"], ["Anne", "Bible"], ["Gus", "Science"]],
+            [0, 0, 1],
+            False,
+        ),
+    ],
+)
+def test_completed_with_tie_groups(output: Any, gold: Any, ties: list[int], expected: bool) -> None:
+    assert completed(output, gold, True, ties) is expected
+
+
+def test_tie_groups_do_not_matter_when_order_does_not() -> None:
+    assert completed(["c", "b", "a"], [["a"], ["b"], ["c"]], False, [0, 0, 1])
+    assert not completed(["c", "b"], [["a"], ["b"], ["c"]], False, [0, 0, 1])
+
+
+ANNE_BOB = [{"name": "Anne"}, {"name": "Bob"}]
+PAIRS = [{"name": "Anne", "age": 30}, {"name": "Bob", "age": 40}]
+
+
+@pytest.mark.parametrize(
+    ("answer", "output", "ordered", "expected"),
+    [
+        ('[["Business"]]', BUSINESS, False, True),  # structured rows
+        ('[{"major": "Business"}]', BUSINESS, False, True),  # records: by their values
+        ('The rows:\n```json\n[["Business"]]\n```', BUSINESS, False, True),  # a fenced structure
+        ("Business", BUSINESS, False, True),  # the one value, in words
+        ("  business ", BUSINESS, False, True),  # text casefolded, spaces trimmed
+        ("Law", BUSINESS, False, False),
+        ("Her major is Business.", BUSINESS, False, False),  # a sentence is not the value itself
+        ("Anne, Bob", ANNE_BOB, True, True),  # values comma-separated, in order
+        ("Anne; Bob", ANNE_BOB, True, True),
+        ("Anne\nBob", ANNE_BOB, True, True),  # one per line
+        ("Bob, Anne", ANNE_BOB, True, False),  # out of order where order counts
+        ("Bob, Anne", ANNE_BOB, False, True),
+        ("Anne", ANNE_BOB, False, False),  # a value missing
+        ("Anne, Bob, Carl", ANNE_BOB, False, False),  # a value too many
+        ('["Anne", "Bob"]', ANNE_BOB, True, True),
+        ('["Bob", "Anne"]', ANNE_BOB, True, False),
+        ('[["Anne", 30], ["Bob", 40]]', PAIRS, True, True),
+        ("Anne, 30\nBob, 40", PAIRS, True, True),
+        ("0.3333", 1 / 3, False, True),  # numbers to 4 decimals
+        ("0.3", 1 / 3, False, False),
+        ("4", [{"count": 4}], False, True),
+        ("4.0", [{"count": 4}], False, True),
+        ("", BUSINESS, False, False),  # no answer
+        (None, BUSINESS, False, False),
+        ("Business", None, False, False),  # nothing returned: nothing to state
+    ],
+)
+def test_answer_states(answer: str | None, output: Any, ordered: bool, expected: bool) -> None:
+    assert answer_states(answer, output, ordered) is expected
+
+
+def test_react_completion_needs_both_the_rows_and_an_answer_stating_them() -> None:
+    react = make_scenario(mode="react")
+    steps = gold_run(turn=None)
+    assert score(trajectory(steps, final="Business"), react, False).correct
+    assert score(trajectory(steps, final='[{"major_major_name": "Business"}]'), react, False).correct
+    assert not score(trajectory(steps, final="Law"), react, False).correct  # contradicts the observation
+    assert not score(trajectory(steps, final=None), react, False).correct
+    # the answer states the last observation, but that observation is not the gold rows
+    wrong = [*steps[:2], step(2, "retrieve_data", RETRIEVE, [{"major_major_name": "Law"}])]
+    assert not score(trajectory(wrong, final="Law"), react, False).correct
+    assert not score(trajectory(wrong, final="Business"), react, False).correct
+    # the same steps in direct mode: the answer text does not count, the calls' output does
+    assert score(trajectory(steps, final="Law"), SCENARIO, False).correct
+
+
 def test_sequence_output_zips_getter_columns_after_the_last_storing_call() -> None:
     scenario = make_scenario(tools=["select_data_equal_to", "get_singer_Name", "get_singer_Age"], formulation="sel")
     data = ["get_singer_Name", "get_singer_Age"]
@@ -349,14 +442,21 @@ def test_sequence_output_zips_getter_columns_after_the_last_storing_call() -> No
     assert sequence_output(trajectory(again), data) == [["A", 31], ["B", None]]
 
 
-def test_sequence_output_takes_the_last_records_and_falls_back_to_the_answer() -> None:
+def test_sequence_output_takes_the_last_records_and_never_the_answer() -> None:
     assert sequence_output(trajectory(gold_run()), SCENARIO) == BUSINESS
     failed_last = [*gold_run(), step(1, "retrieve_data", RETRIEVE, ok=False)]
     assert sequence_output(trajectory(failed_last), SCENARIO) == BUSINESS  # failed calls return nothing
+    # a storing call after the data: nothing data-returning came after it, and the answer does not stand in
     stored_last = [*gold_run(), step(1, "sort_data", {"data_source": "$FILTERED_DF_1$"}, "$SORTED_DF_2$")]
-    assert sequence_output(trajectory(stored_last, final='[["Business"]]'), SCENARIO) == [["Business"]]
-    assert sequence_output(trajectory([], final="Business"), SCENARIO) == "Business"  # prose: its text
+    assert sequence_output(trajectory(stored_last, final='[["Business"]]'), SCENARIO) is None
+    # no call at all: an answer in words or in JSON is not what the API sequence returned
+    assert sequence_output(trajectory([], final="Business"), SCENARIO) is None
+    assert sequence_output(trajectory([], final='[["Business"]]'), SCENARIO) is None
     assert sequence_output(trajectory([], final=None), SCENARIO) is None
+    # only failed calls: nothing returned
+    assert (
+        sequence_output(trajectory([step(0, "retrieve_data", RETRIEVE, ok=False)], final="Business"), SCENARIO) is None
+    )
     # a scenario that does not list its data tools: a result that is no label is data
     unlisted = SCENARIO.model_copy(update={"metadata": {"liveapi": {"labels": GOLD_LABELS}}})
     assert sequence_output(trajectory(gold_run()), unlisted) == BUSINESS
@@ -383,24 +483,40 @@ def with_call(index: int, name: str, arguments: dict[str, Any], *, unparsed: str
 
 
 def test_categories_are_in_precedence_order() -> None:
-    assert ERROR_CATEGORIES[0] == "instruction_alignment_failure" and ERROR_CATEGORIES[-1] == "other"
-    assert len(ERROR_CATEGORIES) == 9
+    assert ERROR_CATEGORIES[:2] == ("answered_without_calling", "instruction_alignment_failure")
+    assert ERROR_CATEGORIES[-1] == "other"
+    assert len(ERROR_CATEGORIES) == 10 and len(set(ERROR_CATEGORIES)) == 10
 
 
 def test_completed_episode_has_no_category() -> None:
     assert category(gold_run()) is None
 
 
+def test_answered_without_calling() -> None:
+    # an answer in prose, the right value in words, the right rows as JSON, an empty list: no call, no completion
+    for final in ("Angela Sanders studies business.", "Business", '[["Business"]]', "[]"):
+        run = trajectory([], final=final)
+        assert not score(run, SCENARIO, False).correct, final
+        assert category([], final=final) == "answered_without_calling", final
+        assert answered_without_calling(run, SCENARIO), final
+    # calls that failed are still calls: the episode tried, so it is counted by what it called
+    failed = [step(0, "filter_data", FIRST, ok=False)]
+    assert not answered_without_calling(trajectory(failed, final="Business"), SCENARIO)
+    assert category(failed, final="Business") == "wrong_func_count"
+    # not an answer: an unreadable reply, a budget run out, and the SQL mode (which has no tools to call)
+    assert not answered_without_calling(trajectory([], outcome=Outcome.parse_error), SCENARIO)
+    assert not answered_without_calling(trajectory([], outcome=Outcome.budget_exhausted), SCENARIO)
+    assert not answered_without_calling(trajectory([], final="SELECT 1"), make_scenario(mode="sql"))
+
+
 def test_instruction_alignment_failure() -> None:
     assert category([], outcome=Outcome.parse_error) == "instruction_alignment_failure"
     assert category([], outcome=Outcome.model_error) == "instruction_alignment_failure"
-    # answered in prose instead of calling: no calls and nothing structured
-    assert category([], final="Angela Sanders studies business.") == "instruction_alignment_failure"
 
 
 def test_wrong_func_count() -> None:
     assert category(missing_run()) == "wrong_func_count"
-    assert category([], final="[]") == "wrong_func_count"  # a parsed, empty sequence
+    assert category([*gold_run(), step(0, "retrieve_data", RETRIEVE, [])]) == "wrong_func_count"  # one too many
 
 
 def test_wrong_func_format() -> None:
@@ -454,19 +570,37 @@ def test_the_earlier_category_wins() -> None:
 # ReAct measures and the scorer
 
 
-def test_stuck_needs_two_identical_failing_calls_in_a_row() -> None:
+def test_stuck_is_the_same_function_twice_or_more_in_a_row() -> None:
     bad = {**FIRST, "key_name": "first_name"}
-    assert stuck(trajectory([step(0, "filter_data", bad, ok=False), step(1, "filter_data", bad, ok=False)]))
-    assert not stuck(trajectory([step(0, "filter_data", bad, ok=False), step(1, "filter_data", bad, "$F_0$")]))
-    assert not stuck(trajectory([step(0, "filter_data", FIRST, "$F_0$"), step(1, "filter_data", FIRST, "$F_1$")]))
     other = {**bad, "value": "Angie"}
-    assert not stuck(trajectory([step(0, "filter_data", bad, ok=False), step(1, "filter_data", other, ok=False)]))
+    # by name, whatever the arguments and whatever the calls returned
+    assert stuck(trajectory([step(0, "filter_data", bad, ok=False), step(1, "filter_data", bad, ok=False)]))
+    assert stuck(trajectory([step(0, "filter_data", bad, ok=False), step(1, "filter_data", bad, "$F_0$")]))
+    assert stuck(trajectory([step(0, "filter_data", FIRST, "$F_0$"), step(1, "filter_data", FIRST, "$F_1$")]))
+    assert stuck(trajectory([step(0, "filter_data", bad, ok=False), step(1, "filter_data", other, ok=False)]))
     apart = [
         step(0, "filter_data", bad, ok=False),
         step(1, "sort_data", {}, ok=False),
         step(2, "filter_data", bad, ok=False),
     ]
-    assert not stuck(trajectory(apart))
+    assert not stuck(trajectory(apart))  # the same name, but not in a row
+    assert not stuck(trajectory([step(0, "filter_data", bad, ok=False)]))  # once
+    assert not stuck(trajectory([]))
+
+
+def test_stuck_counts_only_in_failed_episodes() -> None:
+    def measures(steps: list[Step], **kwargs: Any) -> tuple[bool, bool, bool]:
+        details = episode_details(
+            trajectory(steps, **kwargs), make_scenario(mode="react"), correct=False, searched=False, first_tried=()
+        )
+        return details["completed"], details["stuck"], details["unclassified"]
+
+    # the gold sequence calls filter_data twice in a row: a completed episode is not stuck
+    assert measures(gold_run(turn=None), final="Business") == (True, False, False)
+    # the same calls with an answer that does not state the rows: failed, and now stuck
+    assert measures(gold_run(turn=None), final="Law") == (False, True, False)
+    # failed without repeating a name: unclassified
+    assert measures(missing_run(), final="Business") == (False, False, True)
 
 
 def test_score_is_completion() -> None:
@@ -493,6 +627,7 @@ def test_episode_details() -> None:
     assert details == {
         "formulation": "slot",
         "mode": "direct",
+        "parsing": "strict",
         "gold_calls": 3,
         "predicted_calls": 2,
         "intent_matched": 2,
@@ -500,6 +635,7 @@ def test_episode_details() -> None:
         "slot_predicted": 8,
         "slot_matched": 7,
         "completed": False,
+        "answered_without_calling": False,
         "error_category": "wrong_func_count",
         "loops": 1,
         "out_of_budget": False,
@@ -516,6 +652,20 @@ def test_episode_details() -> None:
     details = episode_details(run, react, correct=False, searched=False, first_tried=set())
     assert (details["mode"], details["loops"], details["out_of_budget"], details["stuck"]) == ("react", 10, True, True)
     assert details["unclassified"] is False
+    # the suite's parsing option is recorded; an answer with no call is flagged
+    lenient = make_scenario(mode="direct")
+    lenient.metadata["parsing"] = "lenient"
+    details = episode_details(trajectory([], final="Business"), lenient, correct=False, searched=False, first_tried=())
+    assert (details["parsing"], details["answered_without_calling"]) == ("lenient", True)
+    assert (details["error_category"], details["completed"], details["predicted_calls"]) == (
+        "answered_without_calling",
+        False,
+        0,
+    )
+    # the SQL mode has no BFCL category: its reply is a query, not calls
+    sql = make_scenario(mode="sql")
+    details = episode_details(trajectory([], final="SELECT 1"), sql, correct=False, searched=False, first_tried=())
+    assert (details["mode"], details["error_category"], details["answered_without_calling"]) == ("sql", None, False)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -531,10 +681,15 @@ def result(
     turns: int = 1,
     suite: str = "spider",
     index: int = 0,
+    final: str | None = None,
+    answer_result: Any = None,
+    parsing: str | None = None,
 ) -> EpisodeResult:
     """One episode as the runner stores it, its details from episode_details."""
     scenario = make_scenario(mode=mode, index=index)
-    run = trajectory(steps, outcome=outcome, turns=turns)
+    if parsing is not None:
+        scenario.metadata["parsing"] = parsing
+    run = trajectory(steps, outcome=outcome, turns=turns, final=final, answer_result=answer_result)
     scored = score(run, scenario, False)
     judged = outcome.judged
     details = (
@@ -564,8 +719,8 @@ def tiny_run() -> list[EpisodeResult]:
         result(missing_run(), index=2),
         result([], outcome=Outcome.parse_error, index=3),
         result([], outcome=Outcome.infra_error, index=4),
-        # ReAct: completed in 4 turns; out of budget after repeating a failing call (10 turns)
-        result(gold_run(turn=None), mode="react", turns=4, index=1),
+        # ReAct: completed in 4 turns (the answer states the rows); out of budget after repeating a failing call
+        result(gold_run(turn=None), mode="react", turns=4, index=1, final="Business"),
         result(
             [step(i, "filter_data", bad, ok=False) for i in range(10)],
             mode="react",
@@ -581,6 +736,7 @@ def test_summary_rows_micro_average_counts() -> None:
     assert isinstance(summary, LiveApiSummary)
     direct, react = summary.rows
     assert (direct.model, direct.formulation, direct.mode, direct.setting) == ("m1", "slot", "direct", "clean")
+    assert (direct.parsing, react.parsing) == ("strict", "strict")
     assert (direct.n, direct.n_valid) == (4, 3)
     # intent: 3 + 2 + 0 matched of 3 + 2 + 0 predicted and 3 + 3 + 3 gold
     assert (direct.intent.matched, direct.intent.predicted, direct.intent.gold) == (5, 5, 9)
@@ -593,6 +749,24 @@ def test_summary_rows_micro_average_counts() -> None:
     assert (react.mode, react.completion.k, react.completion.n) == ("react", 1, 2)
     assert react.agent.avg_loops == 7.0
     assert (react.agent.out_of_budget, react.agent.stuck, react.agent.unclassified) == (0.5, 0.5, 0.0)
+    assert (react.agent.no_call, react.agent.n_no_call, direct.agent.n_no_call) == (0.0, 0, 0)
+
+
+def test_summary_rows_split_by_parsing_and_count_answers_without_calls() -> None:
+    lenient = result([], final="Business", index=5, parsing="lenient")  # a direct reply with no call
+    no_call = result([], mode="react", final="Business", index=6)
+    summary = summarize([*tiny_run(), lenient, no_call])
+    assert summary is not None
+    keys = [(row.mode, row.parsing) for row in summary.rows]
+    assert keys == [("direct", "strict"), ("react", "strict"), ("direct", "lenient")]
+    direct_lenient = summary.rows[2]
+    assert (direct_lenient.n_valid, direct_lenient.completion.k) == (1, 0)
+    assert direct_lenient.errors.counts["answered_without_calling"] == 1
+    assert (direct_lenient.agent.n_no_call, direct_lenient.agent.no_call) == (1, 1.0)
+    react = summary.rows[1]  # now 3 valid episodes, one of them answered without calling
+    assert (react.n_valid, react.agent.n_no_call) == (3, 1)
+    assert react.agent.no_call == pytest.approx(1 / 3)
+    assert react.agent.unclassified == pytest.approx(1 / 3)  # the no-call failure is neither OOB nor stuck
 
 
 def rows_of(table: ReportTable) -> list[list[str]]:
@@ -602,7 +776,7 @@ def rows_of(table: ReportTable) -> list[list[str]]:
 def test_summary_tables_render_hand_computed_numbers() -> None:
     summary = summarize(tiny_run())
     assert summary is not None
-    table3, table4, errors = summary.tables("spider")
+    table3, table4, errors = summary.tables("spider")  # no SQL-mode rows: no Table 6
     assert table3.columns == [
         "Dataset",
         "Model",
@@ -628,13 +802,15 @@ def test_summary_tables_render_hand_computed_numbers() -> None:
         "OOB",
         "Stuck",
         "Unclassified",
+        "No Call",
         "n",
     ]
-    # Wilson 95% for 1 of 2: 0.0945 to 0.9055
-    assert rows_of(table4) == [["SLOT", "m1", "0.33", "0.50", "0.09–0.91", "7.00", "0.50", "0.50", "0.00", "2"]]
-    assert errors.columns[:4] == ["Dataset", "Model", "Failures", "align"]
-    assert "align: instruction_alignment_failure" in errors.note
-    assert rows_of(errors) == [["SLOT", "m1", "2", "0.50", "0.50", *["0.00"] * 7]]
+    # Wilson 95% for 1 of 2: 0.0945 to 0.9055; no episode answered without calling
+    assert rows_of(table4) == [["SLOT", "m1", "0.33", "0.50", "0.09–0.91", "7.00", "0.50", "0.50", "0.00", "0.00", "2"]]
+    assert errors.columns[:5] == ["Dataset", "Model", "Failures", "no call", "align"]
+    assert "no call: answered_without_calling" in errors.note and "align: instruction_alignment_failure" in errors.note
+    # of 2 failures: no call 0, align 1, count 1, and the 7 later categories 0
+    assert rows_of(errors) == [["SLOT", "m1", "2", "0.00", "0.50", "0.50", *["0.00"] * 7]]
 
 
 def test_figures_and_metrics() -> None:
@@ -666,7 +842,7 @@ def test_layout_across_suites_sections_by_formulation() -> None:
     rest_rows = [row.model_copy(update={"formulation": "rest", "model": "m2"}) for row in slot.rows]
     rest = slot.model_copy(update={"rows": rest_rows})
     # REST suite first: the layout still prints SLOT before REST
-    table3, table4, errors = LAYOUTS["live_api"]({"spider-rest": rest, "spider-slot": slot})
+    table3, table4, errors, table6 = LAYOUTS["live_api"]({"spider-rest": rest, "spider-slot": slot})
     assert table3.title.startswith("Table 3")
     assert table3.columns[:3] == ["Dataset", "Model", "Suite"]
     assert [row[:3] for row in table3.rows] == [["SLOT", "m1", "spider-slot"], ["REST", "m2", "spider-rest"]]
@@ -676,14 +852,61 @@ def test_layout_across_suites_sections_by_formulation() -> None:
         ["REST", "m2", "spider-rest", "0.33"],
     ]
     assert len(errors.rows) == 2
+    assert table6.rows == [] and "needs SQL-mode episodes" in table6.note
 
 
 def test_layout_notes_what_a_table_needs() -> None:
     summary = summarize([result(gold_run(), index=1)])  # direct only, nothing failed
     assert summary is not None
-    table3, table4, errors = LAYOUTS["live_api"]({"spider": summary})
+    table3, table4, errors, table6 = LAYOUTS["live_api"]({"spider": summary})
     assert table3.rows == [["SLOT", "m1", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "1.00", "0.21–1.00", "1"]]
-    assert (table4.rows, errors.rows) == ([], [])
+    assert (table4.rows, errors.rows, table6.rows) == ([], [], [])
     assert "needs ReAct agent episodes" in table4.note and "needs failed direct-invocation" in errors.note
+    assert "needs SQL-mode episodes" in table6.note
     empty = LAYOUTS["live_api"]({})
-    assert [t.title for t in empty] == ["Table 3", "Table 4", "Figure 2"] and all("needs" in t.note for t in empty)
+    assert [t.title for t in empty] == ["Table 3", "Table 4", "Figure 2", "Table 6"]
+    assert all("needs" in t.note for t in empty)
+
+
+def sql_run() -> list[EpisodeResult]:
+    """The SQL mode on the tiny suite: one query returned the gold rows, one returned others, one failed."""
+    return [
+        result([], mode="sql", final="SELECT ...", answer_result={"rows": [["Business"]]}, index=1),
+        result([], mode="sql", final="SELECT ...", answer_result={"rows": [["Law"]]}, index=2),
+        result([], mode="sql", final="SELEC", answer_result={"error": 'near "SELEC": syntax error'}, index=3),
+        result([], mode="sql", final="SELECT ...", answer_result={"rows": [["business"]]}, index=4),
+    ]
+
+
+def test_sql_mode_completion_is_the_query_rows() -> None:
+    completed_flags = [r.details["completed"] for r in sql_run()]
+    assert completed_flags == [True, False, False, True]  # rows compared as values (text casefolded)
+    assert [r.solved for r in sql_run()] == completed_flags
+    assert all(r.details["error_category"] is None for r in sql_run())
+
+
+def test_table6_sets_api_and_sql_completion_side_by_side() -> None:
+    summary = summarize([*tiny_run(), *sql_run()])
+    assert summary is not None
+    assert [row.mode for row in summary.rows] == ["direct", "react", "sql"]
+    tables = summary.tables("spider")
+    assert [t.title for t in tables] == [
+        "spider: Table 3 — direct invocation: intent, slots and completion",
+        "spider: Table 4 — ReAct agents: completion and what went wrong",
+        "spider: Figure 2 (as a table) — direct invocation failures by category",
+        "spider: Table 6 — completion by calling the APIs and by writing SQL",
+    ]
+    sql_table = tables[3]
+    assert sql_table.columns == ["Model", "SLOT API", "SLOT SQL"]  # only the formulations the SQL rows cover
+    # direct: 1 of 3 valid episodes; SQL: 2 of 4
+    assert rows_of(sql_table) == [["m1", "0.33", "0.50"]]
+    # the SQL rows stay out of Tables 3 and 4 and of Figure 2
+    assert [row[1] for row in tables[0].rows] == ["m1"] and len(tables[1].rows) == 1 and len(tables[2].rows) == 1
+    # a model whose API mode was not run gets a dash, and a formulation the SQL rows lack gets no columns
+    rows = [("spider", row) for row in summary.rows]
+    other = [("other", summary.rows[2].model_copy(update={"model": "m2", "formulation": "rest"}))]
+    wide = table6(rows + other)
+    assert wide is not None
+    assert wide.columns == ["Model", "SLOT API", "SLOT SQL", "REST API", "REST SQL"]
+    assert rows_of(wide) == [["m1", "0.33", "0.50", "—", "—"], ["m2", "—", "—", "—", "0.50"]]
+    assert table6(rows[:2]) is None  # no SQL rows: no table
