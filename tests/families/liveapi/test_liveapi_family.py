@@ -97,7 +97,13 @@ def test_the_build_table_prints_table_2_beside_the_paper(built: Path) -> None:
         assert (built / name).read_bytes() == (built.parent / "again" / name).read_bytes()
 
 
-@pytest.mark.parametrize("mode", ["direct", "tools", "react", "sql"])
+# the paper's two main modes run in the fast lane; native tool calling and SQL answers with the whole suite
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    "mode", ["direct", "react", pytest.param("tools", marks=SLOW), pytest.param("sql", marks=SLOW)]
+)
 @pytest.mark.parametrize("formulation", FORMULATIONS)
 def test_the_oracle_completes_every_kept_item(built: Path, stats: dict, formulation: str, mode: str) -> None:
     output = run_policy(ref(built, formulation=formulation, mode=mode))
