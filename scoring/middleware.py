@@ -21,7 +21,7 @@ from pydantic import Field, RootModel
 
 from undertow.env_core.families import FamilyDefinition, FamilyMetrics, ReportTable
 from undertow.env_core.middleware import build, prompts
-from undertow.env_core.middleware.database import results_match
+from undertow.env_core.middleware.database import HELPFUL, SQL_ERRORS, SQLITE, results_match
 from undertow.env_core.middleware.kb import f1
 from undertow.env_core.model import EpisodeResult, Scenario, Trajectory
 from undertow.scoring.family_summary import ModelSettingSummary, Row, StrictModel, any_with_details, judged, result_rows
@@ -99,6 +99,8 @@ class DatabaseDetails(StrictModel):
     ex: bool
     requires_content: bool
     tools: bool  # the task was posed with tools (not the paper's baseline of SQL written from the schema alone)
+    sql_errors: str = SQLITE  # how failed SQL read: sqlite (SQLite's message, the paper's) or helpful (undertow's)
+    answered_without_calling: bool = False  # posed with tools, answered without calling one (EX still by execution)
 
 
 class KbDetails(StrictModel):
@@ -109,6 +111,7 @@ class KbDetails(StrictModel):
     f1: float
     kind: str | None
     hops: int | None
+    answered_without_calling: bool = False  # answered without calling a tool (no variable exists: VA fails)
 
 
 class MiddlewareDetails(RootModel[Annotated[DatabaseDetails | KbDetails, Field(discriminator="environment")]]):
@@ -122,10 +125,17 @@ def episode_details(
     (requires content; the question's kind and hops)."""
     value, valid = _measures(trajectory, scenario)
     environment = scenario.metadata.get("environment")
-    details: dict[str, Any] = {"environment": environment, "valid": valid}
+    called = any(step.action.tool_call is not None for step in trajectory.tool_steps())
+    answered = trajectory.final_answer is not None and not trajectory.gave_up
+    details: dict[str, Any] = {
+        "environment": environment,
+        "valid": valid,
+        "answered_without_calling": bool(scenario.tools) and answered and not called,
+    }
     if environment == build.DATABASE:
         details.update(ex=value == 1.0, requires_content=bool(scenario.metadata.get("requires_content")))
         details["tools"] = bool(scenario.tools)
+        details["sql_errors"] = str(scenario.metadata.get(SQL_ERRORS, SQLITE))
     else:
         details.update(f1=value, kind=scenario.metadata.get("kind"), hops=scenario.metadata.get("hops"))
     return details
@@ -157,6 +167,7 @@ class MiddlewareRow(StrictModel):
     model: str
     setting: str
     environment: str
+    sql_errors: str = SQLITE  # database rows: how failed SQL read (the paper's SQLite message, or undertow's)
     n: int  # every episode of that environment, infra and config errors included
     cells: dict[str, Cell] = Field(default_factory=dict)
 
@@ -171,12 +182,13 @@ def _has_details(row: Row) -> bool:
 def summarize_middleware(rows: Sequence[Row]) -> dict[str, Any]:
     """Rows per model × setting × environment from per-episode dicts (``model``, ``setting``, ``outcome`` and the
     details keys). An episode that is not judged counts in ``n`` only (its EX / F1 is not known)."""
-    groups: dict[tuple[str, str, str], list[Row]] = {}
+    groups: dict[tuple[str, str, str, str], list[Row]] = {}
     for r in rows:
         environment = str(r.get("environment") or "unknown")
-        groups.setdefault((str(r["model"]), str(r["setting"]), environment), []).append(r)
+        errors = str(r.get("sql_errors") or SQLITE)
+        groups.setdefault((str(r["model"]), str(r["setting"]), environment, errors), []).append(r)
     out = []
-    for (model, setting, environment), members in groups.items():
+    for (model, setting, environment, errors), members in groups.items():
         scored = [r for r in members if judged(r) and _has_details(r)]
         cells: dict[str, Cell] = {}
         if environment == build.DATABASE:
@@ -187,7 +199,16 @@ def summarize_middleware(rows: Sequence[Row]) -> dict[str, Any]:
             for label, kinds in KB_GROUPS.items():
                 cells[label] = _cell([r for r in scored if r.get("kind") in kinds], "f1")
             cells["Overall"] = _cell(scored, "f1")
-        out.append({"model": model, "setting": setting, "environment": environment, "n": len(members), "cells": cells})
+        out.append(
+            {
+                "model": model,
+                "setting": setting,
+                "environment": environment,
+                "sql_errors": errors,
+                "n": len(members),
+                "cells": cells,
+            }
+        )
     return {"family": FAMILY_NAME, "rows": out}
 
 
@@ -216,22 +237,28 @@ class MiddlewareSummary(ModelSettingSummary):
                 title=f"{suite}: {title}",
                 columns=columns,
                 right=[False, False, *[True] * (len(columns) - 2)],
-                note=f"Percent of the judged episodes. {measure}: "
+                note=f"Percent of the judged episodes; (n): the group's judged episodes, beside each {measure}. "
+                f"{measure}: "
                 + (
-                    "the final SQL's rows equal the gold SQL's (as a set). Req. Cont.: the gold query holds a value "
-                    "the question does not spell as stored. VA: the final SQL ran."
+                    "the final SQL's rows equal the gold SQL's (as a set). Req. Cont.: computed, not labelled by "
+                    "hand as the paper labelled BIRD (32% of its questions; it reports Spider as 0%): the gold query "
+                    "holds a string literal the question does not contain exactly as stored. VA: the final SQL ran. "
+                    "(helpful errors): failed SQL came back with a did-you-mean and advice (undertow's option); "
+                    "otherwise SQLite's own message, as the paper's."
                     if environment == build.DATABASE
                     else "of the answer entities against the gold set (a count: right or wrong). VA: an answer "
-                    "was named (a variable with entities, or a number)."
+                    "was named (a variable with entities, or a number). Not comparable with the paper's Table 2: "
+                    "these questions are selected as KBQA-Agent's were, but over knowledge bases converted from the "
+                    "suite's databases, not Freebase."
                 ),
             )
-            sizes = ", ".join(f"{g} {c.n}" for g, c in mine[0].cells.items() if g != "Overall")
-            table.note += f" Episodes per group ({mine[0].model}): {sizes}."
             for row in mine:
-                cells = [row.model, row.setting, str(row.n)]
+                name = f"{row.model} (helpful errors)" if row.sql_errors == HELPFUL else row.model
+                cells = [name, row.setting, str(row.n)]
                 for group in groups:
                     cell = row.cells.get(group)
-                    cells += [number(cell.score if cell else None), number(cell.valid if cell else None)]
+                    score = number(cell.score if cell else None)
+                    cells += [f"{score} ({cell.n if cell else 0})", number(cell.valid if cell else None)]
                 table.rows.append(cells)
             out.append(table)
         return out

@@ -31,20 +31,22 @@ from pydantic import Field, model_validator
 
 from undertow.env_core.errors import ConfigError, DataError
 from undertow.env_core.families import FolderSuite, ReportTable, SuiteConfig, missing_path
-from undertow.env_core.middleware.convert import Question, database_to_kb, derive_questions
+from undertow.env_core.middleware.convert import Question, database_to_kb, derive_questions, select_questions
 from undertow.env_core.middleware.database import (
     DATABASE_TOOLS,
     QUERY_TIMEOUT_S,
+    SQL_ERRORS,
     DatabaseState,
     DatabaseToolBox,
     clauses_of,
     compose,
-    execute_sql,
 )
 from undertow.env_core.middleware.kb import KB_TOOLS, KBState, KBToolBox, TripleStore, answer_entities
 from undertow.env_core.middleware.kb import valid_actions as kb_valid_actions
+from undertow.env_core.middleware.prompts import agent_prompt
 from undertow.env_core.model import Gold, PlannedCall, Scenario, Strict, ToolSpec
 from undertow.env_core.spider import Schema, SpiderData, SpiderSuite, read_spider
+from undertow.env_core.sqlgold import gold_answer, left_out_table
 from undertow.env_core.suites import Suite, write_suite
 from undertow.env_core.text import strip_fence
 from undertow.env_core.tools import ToolBox, ToolExecutionError, model_query
@@ -72,37 +74,84 @@ ACTION_BUDGET = 15  # "You can take at most 15 actions" (FUXI, Figure C.2)
 class MiddlewareOptions(Strict):
     """How a built middleware suite is run (not what is built)."""
 
-    OPTION_FIELDS: ClassVar[frozenset[str]] = frozenset({"environment", "mode", "tools"})
+    OPTION_FIELDS: ClassVar[frozenset[str]] = frozenset({"environment", "mode", "tools", "sql_errors", "sample_rows"})
 
     environment: Literal["all", "database", "kb"] = Field(
-        default="all", description="the tasks to run: database (text-to-SQL), kb (multi-hop questions) or all"
+        default="all",
+        description="the tasks to run: database (text-to-SQL) or kb (multi-hop questions), one suite each, as each "
+        "has its own prompt; all (both) loads and builds, and a sweep refuses it",
     )
     mode: Literal["react", "decoupled"] = Field(
         default="react",
         description="react: ReAct with error feedback (a failed action comes back with its error and a prompt to "
-        "retry); decoupled: a thought first, then the action chosen from the currently valid ones in a separate "
-        "request (knowledge-base steps; database steps read the action from the thought's reply)",
+        "retry); decoupled (knowledge bases only, as in the paper): a thought first, then the action chosen from the "
+        "currently valid ones in a separate request",
     )
     tools: bool = Field(
         default=True,
         description="false: the paper's API-docs baseline — database tasks with the schema in the prompt and no "
-        "tools (the model writes the SQL at once)",
+        "tools: the model writes the SQL in one reply",
+    )
+
+    sql_errors: Literal["sqlite", "helpful"] = Field(
+        default="sqlite",
+        description="database tasks: how a failed query reads — sqlite (SQLite's own message, the paper's error "
+        "feedback) or helpful (undertow's: a did-you-mean for a mistyped table or column, and advice); rows run "
+        "with helpful are marked in Table 1",
+    )
+    sample_rows: Literal[0, 1, 5, 10] = Field(
+        default=0,
+        description="database tasks: the first rows of each table shown in the task under its schema line (FUXI "
+        "Figure 4's ablation: 1, 5 or 10 rows per table, with or without tools); 0: the schema alone",
     )
 
     @model_validator(mode="after")
-    def _baseline_is_for_databases(self) -> MiddlewareOptions:
+    def _options_fit_the_environment(self) -> MiddlewareOptions:
+        if self.environment == KB and (self.sql_errors != "sqlite" or self.sample_rows):
+            raise ValueError(
+                "sql_errors and sample_rows are options of database tasks; use them with environment: database"
+            )
         if not self.tools and self.environment != DATABASE:
             raise ValueError("tools: false (the schema-in-the-prompt baseline) needs environment: database")
+        if not self.tools and self.mode != "react":
+            raise ValueError(f"mode: {self.mode} chooses actions, and tools: false offers none; leave mode out")
+        if self.mode == "decoupled" and self.environment == DATABASE:
+            raise ValueError(
+                "mode: decoupled picks each action among those a knowledge base lists, and database actions cannot "
+                "be listed; use it with environment: kb (database tasks run with mode: react)"
+            )
         return self
 
     def options_label(self) -> str:
-        parts = [self.environment, self.mode] if self.tools else [self.environment, "no-tools"]
+        parts: list[str] = [self.environment, self.mode] if self.tools else [self.environment, "no-tools"]
+        if self.sql_errors != "sqlite":
+            parts.append(f"{self.sql_errors}-errors")
+        if self.sample_rows:
+            parts.append(f"{self.sample_rows}-rows")
         return "-".join(parts)
 
     def agent_overrides(self) -> dict[str, Any]:
-        """The mode is the agent protocol, with FUXI's error feedback on (a failed action comes back with a prompt
-        to retry) and its budget of 15 actions (appendix C)."""
-        return {"protocol": self.mode, "error_feedback": True, "max_turns": ACTION_BUDGET}
+        """The agent protocol and prompt of the environment and mode, as FUXI runs them (appendix C): ReAct with
+        the family's prompt (the database's or the knowledge base's, the tools' schemas after it), decoupled
+        generation with the family's decoupled texts, or the baseline's one reply with the schema in the task and
+        no tools; error feedback on (a failed action comes back with a prompt to retry), a budget of 15 steps, and
+        nothing of the generic prompts (no advice about failures, no give-up marker). A suite of both environments
+        is refused: the agent config is one per suite, and the two kinds of task need different prompts."""
+        if self.environment not in (DATABASE, KB):
+            raise ConfigError(
+                f"environment: {self.environment} mixes database and knowledge-base tasks, which need different "
+                "prompts; run one suite with environment: database and one with environment: kb",
+                field="environment",
+            )
+        overrides: dict[str, Any] = {"failure_advice": False, "give_up_marker": False}
+        if not self.tools:  # one reply, read as the answer (the SQL); an unreadable one is the model's failure
+            prompt = agent_prompt(self.environment, tools=False, budget=ACTION_BUDGET)
+            overrides.update(protocol="direct", direct_prompt=prompt, direct_tools="prompt", direct_parser="strict")
+            return overrides | {"max_parse_errors": 1}
+        overrides.update(protocol=self.mode, error_feedback=True, max_turns=ACTION_BUDGET)
+        if self.mode == "react":
+            overrides["react_prompt"] = agent_prompt(self.environment, tools=True, budget=ACTION_BUDGET)
+        return overrides
 
 
 class MiddlewareSuite(MiddlewareOptions, SpiderSuite):
@@ -147,7 +196,7 @@ def database_task(question: str, schema: Schema) -> str:
 
 def kb_task(question: Question) -> str:
     return (
-        f"Question: {question.text}\nEntities: [{question.entity}]\n\n"
+        f"Question: {question.text}\nEntities: [{', '.join(question.entities)}]\n\n"
         "Variables hold sets of entities: #0 is the first one a tool call makes, #1 the second, and so on. When you "
         f"have the answer, reply with '{FINAL} #id' naming the variable that holds it (for a question that asks how "
         f"many, '{FINAL}' and the number)."
@@ -212,13 +261,15 @@ def _kb_scenario(db: str, index: int, question: Question) -> Scenario:
         metadata={
             "environment": KB,
             "kb": KB_PREFIX + db,
-            "entities": [question.entity],
+            "entities": question.entities,
             "question": question.text,
             "kind": question.kind,
             "hops": question.hops,
             "relations": question.relations,
             "attribute": question.attribute,
             "count": question.answer_variable is None,
+            "conjunction": question.conjunction,
+            "attribute_kind": question.attribute_kind,
         },
     )
 
@@ -235,11 +286,15 @@ def source_digest(config: SuiteConfig) -> str:
     return hashlib.sha256(f"{digest}:{source.hexdigest()}:{SUITE_VERSION}".encode()).hexdigest()
 
 
-def _gold_rows(path: Path, sql: str) -> list[tuple[Any, ...]] | None:
-    try:
-        return execute_sql(path, sql)
-    except sqlite3.Error:
-        return None
+def _gold_rows(path: Path, question: str, sql: str) -> list[tuple[Any, ...]] | str:
+    """The gold query's rows where they are the one answer the question has (``env_core.sqlgold``), else why the
+    task is left out: its gold fails, ties at a LIMIT cut, or returns nothing for a question that asks for
+    something (then ``WHERE 1=0`` would score EX 1 and the right query 0)."""
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        found = gold_answer(conn, sql, question)
+    if isinstance(found, tuple):
+        return found[0]
+    return [tuple(row) for row in found.rows]
 
 
 def build(config: SuiteConfig, out: Path) -> list[ReportTable]:
@@ -267,15 +322,18 @@ def _write(spider: SpiderData, config: MiddlewareSuite, out: Path) -> list[Repor
             if path is None:
                 continue
             databases[db] = path
-            row: dict[str, Any] = {"sql": 0, "skipped": 0}
+            row: dict[str, Any] = {"sql": 0, "skipped": 0, "gold": Counter()}
             for question in (q for q in spider.questions if q.db_id == db):
-                rows = _gold_rows(path, question.query)
-                if rows is None:
+                row["gold"]["questions"] += 1
+                rows = _gold_rows(path, question.text, question.query)
+                if isinstance(rows, str):
                     skipped[db] += 1
                     row["skipped"] += 1
+                    row["gold"][rows] += 1
                     continue
                 scenarios.append(_database_scenario(question.index, question.text, question.query, schema, rows))
                 row["sql"] += 1
+                row["gold"]["kept"] += 1
             kb_path = Path(scratch) / f"{db}.kb"
             stats = database_to_kb(path, schema, kb_path)
             store = TripleStore.open(kb_path)
@@ -283,12 +341,13 @@ def _write(spider: SpiderData, config: MiddlewareSuite, out: Path) -> list[Repor
                 questions = derive_questions(store, config.seed, per_pattern=config.per_pattern)
             finally:
                 store.close()
-            hops = Counter(q.hops for q in questions)
-            kinds = Counter(q.kind for q in questions)
-            scenarios += [_kb_scenario(db, i, q) for i, q in enumerate(questions)]
             databases[KB_PREFIX + db] = kb_path
-            row.update(stats=stats, questions=len(questions), hops=hops, kinds=kinds)
+            row.update(stats=stats, derived=questions)
             per_db[db] = row
+        # the paper's mix, no database over its share: chosen over all the databases at once
+        for db, kept in select_questions({db: row["derived"] for db, row in per_db.items()}, config.seed).items():
+            scenarios += [_kb_scenario(db, i, q) for i, q in enumerate(kept)]
+            per_db[db]["kb"] = kept
         write_suite(
             out,
             name=f"{FAMILY}:{Path(config.spider).name}",
@@ -304,25 +363,12 @@ def _write(spider: SpiderData, config: MiddlewareSuite, out: Path) -> list[Repor
 def _tables(per_db: Mapping[str, dict[str, Any]]) -> list[ReportTable]:
     table = ReportTable(
         title=f"{FAMILY} build: database tasks and derived knowledge-base tasks",
-        columns=[
-            "database",
-            "SQL tasks",
-            "skipped",
-            "entities",
-            "relations",
-            "triples",
-            "attributes",
-            "KB questions",
-            "2 hops",
-            "3 hops",
-            "count",
-            "argmax / argmin",
-        ],
-        right=[False, *[True] * 11],
+        columns=["database", "SQL tasks", "skipped", "entities", "relations", "triples", "attributes", "KB questions"],
+        right=[False, *[True] * 7],
     )
     totals: Counter[str] = Counter()
     for db, row in per_db.items():
-        stats, hops, kinds = row["stats"], row["hops"], row["kinds"]
+        stats = row["stats"]
         cells = {
             "sql": row["sql"],
             "skipped": row["skipped"],
@@ -330,24 +376,74 @@ def _tables(per_db: Mapping[str, dict[str, Any]]) -> list[ReportTable]:
             "relations": stats.relations,
             "triples": stats.triples,
             "attributes": stats.attributes,
-            "questions": row["questions"],
-            "hop2": hops.get(2, 0),
-            "hop3": hops.get(3, 0),
-            "count": kinds.get("count", 0),
-            "superlative": kinds.get("argmax", 0) + kinds.get("argmin", 0),
+            "questions": len(row["kb"]),
         }
         totals.update(cells)
         table.rows.append([db, *(f"{v:,}" for v in cells.values())])
-    keys = ["sql", "skipped", "entities", "relations", "triples", "attributes", "questions", "hop2", "hop3"]
-    table.rows.append(["all", *(f"{totals[k]:,}" for k in [*keys, "count", "superlative"])])
+    table.rows.append(["all", *(f"{totals[k]:,}" for k in cells)])
     table.sections = [len(table.rows) - 1]
     table.note = (
-        "SQL tasks: questions whose gold SQL runs (skipped: it fails on its database). A knowledge base per database: "
-        "rows with a key as entities, foreign keys and junction tables as relations both ways, numeric columns as "
-        "attributes (relations: distinct names; all: summed over databases). KB questions follow relation paths of 2 "
-        "or 3 hops, some ending in a count or a superlative."
+        "SQL tasks: questions whose gold SQL is one answer (skipped: it fails on its database, ties at a LIMIT cut, "
+        "or returns nothing for a question that asks for something; the table below counts each). A knowledge base "
+        "per database: rows with a key as entities, foreign keys and junction tables as relations both ways, numeric "
+        "columns as attributes (relations: distinct names; all: summed over databases). KB questions: see the "
+        "knowledge-base table."
     )
-    return [table]
+    gold = {db: dict(row["gold"]) for db, row in per_db.items()}
+    return [
+        table,
+        _kb_table(per_db),
+        left_out_table(gold, "database tasks: gold answers by database", "the SQL tasks built"),
+    ]
+
+
+def _kb_table(per_db: Mapping[str, dict[str, Any]]) -> ReportTable:
+    """The knowledge-base questions per database: derived, kept, share, mean hops, aggregations, conjunctions and
+    superlatives by the kind of attribute they rank."""
+    table = ReportTable(
+        title=f"{FAMILY} build: knowledge-base questions by database",
+        columns=[
+            "database",
+            "derived",
+            "questions",
+            "share",
+            "mean hops",
+            "aggregations",
+            "conjunctions",
+            "superlatives: measure / date",
+        ],
+        right=[False, *[True] * 7],
+    )
+    every: list[Question] = [q for row in per_db.values() for q in row["kb"]]
+
+    def figures(derived: int, questions: list[Question]) -> list[str]:
+        n = len(questions)
+        kinds = Counter(q.attribute_kind for q in questions if q.attribute_kind)
+        aggregations = sum(q.aggregation for q in questions)
+        return [
+            f"{derived:,}",
+            f"{n:,}",
+            f"{n / max(len(every), 1):.1%}",
+            f"{sum(q.hops for q in questions) / n:.2f}" if n else "-",
+            f"{aggregations:,} ({aggregations / n:.0%})" if n else "0",
+            f"{sum(q.conjunction for q in questions):,}",
+            f"{kinds['measure']:,} / {kinds['date']:,}",
+        ]
+
+    for db, row in per_db.items():
+        table.rows.append([db, *figures(len(row["derived"]), row["kb"])])
+    table.rows.append(["all", *figures(sum(len(row["derived"]) for row in per_db.values()), every)])
+    table.sections = [len(table.rows) - 1]
+    cap = max(0.2, 1 / len(per_db)) if per_db else 1.0
+    table.note = (
+        "Selected as FUXI selects its Freebase questions: three relations, or two and a count or a superlative "
+        "(aggregations); conjunctions intersect what two named entities reach; superlatives rank measures and dates "
+        "only, never identifiers, keys, codes, zip codes, phones, SSNs or yes/no flags. Of the questions derived, "
+        f"those kept put no database above {cap:.0%} of them (max(20%, 1 / databases)) and make aggregations 30-45% "
+        "(the paper's 38%). These are Spider databases turned into knowledge bases, not Freebase: the KB results "
+        "are not comparable with the paper's Table 2."
+    )
+    return table
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -465,6 +561,40 @@ def toolbox(specs: list[ToolSpec], databases: Mapping[str, Path]) -> MiddlewareT
 # Options applied to a loaded suite
 
 
+def _database_options(scenario: Scenario, options: MiddlewareOptions, databases: Mapping[str, Path]) -> Scenario:
+    """A database task under the suite's database options: its errors' reading in its metadata (the tool box reads
+    it), its tables' first rows in its task."""
+    if scenario.metadata.get("environment") != DATABASE:
+        return scenario
+    task = scenario.task
+    if options.sample_rows:
+        task = with_sample_rows(task, databases[str(scenario.metadata["database"])], options.sample_rows)
+    metadata = {**scenario.metadata, SQL_ERRORS: options.sql_errors, "sample_rows": options.sample_rows}
+    return scenario.model_copy(update={"task": task, "metadata": metadata})
+
+
+_DOCS_TABLE = re.compile(r"^# (.+?)\(")
+
+
+def with_sample_rows(task: str, database: Path, rows: int) -> str:
+    """A database task whose API docs show each table's first ``rows`` rows under its line (FUXI §5.4, Figure 4:
+    the schema prompt augmented with rows taken from the database; the first rows, so every run shows the same)."""
+    lines: list[str] = []
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as conn:
+        for line in task.splitlines():
+            lines.append(line)
+            table = _DOCS_TABLE.match(line)
+            if table is None:
+                continue
+            quoted = '"' + table.group(1).replace('"', '""') + '"'
+            try:
+                sample = conn.execute(f"SELECT * FROM {quoted} LIMIT ?", (rows,)).fetchall()
+            except sqlite3.Error:
+                continue
+            lines += [f"#   {tuple(row)!r}" for row in sample]
+    return "\n".join(lines)
+
+
 def adapt(suite: Suite, config: SuiteConfig) -> Suite:
     """A config's options on a loaded suite: the environment's tasks only; without tools, the database tasks with
     no tool (the schema is already in their prompt)."""
@@ -472,6 +602,11 @@ def adapt(suite: Suite, config: SuiteConfig) -> Suite:
     scenarios = [s for s in suite.scenarios if options.environment in ("all", s.metadata.get("environment"))]
     if not options.tools:
         scenarios = [s.model_copy(update={"tools": [], "metadata": {**s.metadata, "tools": False}}) for s in scenarios]
+    if options.sql_errors != "sqlite" or options.sample_rows:
+        assert isinstance(suite.toolbox, MiddlewareToolBox)
+        box = suite.toolbox.boxes[DATABASE]
+        assert isinstance(box, DatabaseToolBox)
+        scenarios = [_database_options(s, options, box.databases) for s in scenarios]
     if not scenarios:
         raise ConfigError(f"suite {suite.name}: no {options.environment} task in it", field="environment")
     return Suite(suite.name, suite.family, suite.version, suite.toolbox, scenarios, suite.skipped)

@@ -1,5 +1,6 @@
 """Knowledge bases for the middleware family's KB environment: a relational database turned into a KB
-(``database_to_kb``), multi-hop questions with gold tool calls derived from a KB (``derive_questions``), and a large
+(``database_to_kb``), multi-hop questions with gold tool calls derived from a KB (``derive_questions``) and chosen
+over several KBs (``select_questions``), as FUXI §4 selects its questions (see "Questions" below), and a large
 synthetic KB for benchmarks (``synthetic_kb``).
 
 How a database becomes a KB:
@@ -35,7 +36,7 @@ from __future__ import annotations
 import random
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,15 @@ from undertow.env_core.middleware.kb import (
 )
 from undertow.env_core.spider import Schema
 
-__all__ = ["KBStats", "Question", "database_to_kb", "derive_questions", "synthetic_kb"]
+__all__ = [
+    "KBStats",
+    "Question",
+    "attribute_kind",
+    "database_to_kb",
+    "derive_questions",
+    "select_questions",
+    "synthetic_kb",
+]
 
 # ---------------------------------------------------------------------------------------------------------------
 # Database -> KB
@@ -343,13 +352,48 @@ def database_to_kb(db_path: str | Path, schema: Schema | None, out_path: str | P
 
 # ---------------------------------------------------------------------------------------------------------------
 # Questions
+#
+# Selected as FUXI §4 selects its KB questions: at least three relations, or two and an aggregation (a count or a
+# superlative); some are conjunctions (the entities two named entities reach, intersected). Superlatives rank only
+# attributes where an order means something (``attribute_kind``). The text names the entities and the ask in words
+# drawn from the relation names (``_noun``), never the relation names themselves.
+
+# words that make a column an identifier (a key, a code, a zip or postal code, a phone, fax or social security
+# number) or a yes/no flag, when it is the column's last word, or anywhere for the unambiguous ones
+_IDENTIFIER_LAST = {"id", "ids", "code", "codes", "zip", "zipcode", "postcode", "phone", "fax", "ssn", "key", "no",
+                    "num", "number", "nbr", "flag"}  # fmt: skip
+_IDENTIFIER_ANY = {"id", "zip", "zipcode", "postcode", "postal", "phone", "fax", "ssn", "code"}
+_DATE_WORDS = {"year", "years", "date", "founded", "established", "opened", "built", "born", "birth", "yr"}
+_FLAG_FIRST = {"is", "has", "if"}
+AGGREGATION_SHARE = 0.38  # the paper's share of counts and superlatives, what select_questions aims at
+AGGREGATION_BOUNDS = (0.30, 0.45)
+# a database over its cap keeps its plain questions first (the small databases offer mostly aggregations, the
+# large ones most of the plain questions; keeping those lets more questions in), and aggregations for this share of
+# its cap at least
+CAPPED_AGGREGATIONS = 0.1
+
+
+def attribute_kind(attribute: str, distinct_values: int) -> str | None:
+    """Whether an attribute can be ranked: ``"date"`` (a year or a date), ``"measure"`` (any other quantity), or
+    None for an identifier, key, code, zip or postal code, phone or fax number, SSN or yes/no flag. Decided by the
+    column's words (``<table>.<column>``, snake case): an identifier word last (``_id``, ``code``, ``zip``,
+    ``phone``, ``ssn``, ``number``, ``no``, …) or anywhere for the unambiguous ones (``id``, ``zip``, ``postal``,
+    ``phone``, ``ssn``, ``code``), or a first word ``is``/``has``; and by its values: two distinct values or fewer
+    over the whole KB is a flag (0/1, yes/no), not a measure."""
+    words = attribute.split(".", 1)[-1].split("_")
+    if distinct_values <= 2 or words[0] in _FLAG_FIRST:
+        return None
+    if words[-1] in _IDENTIFIER_LAST or set(words) & _IDENTIFIER_ANY:
+        return None
+    return "date" if set(words) & _DATE_WORDS else "measure"
 
 
 @dataclass
 class Question:
     """A question derived from a KB. ``actions`` are the gold tool calls from a fresh episode whose question names
-    ``entity``; ``answer`` is what they give (entity names, sorted; for a count, the number as text), held by
-    variable ``answer_variable`` (None for a count). ``hops`` counts the relations followed."""
+    ``entity`` (and ``other``, for a conjunction); ``answer`` is what they give (entity names, sorted; for a count,
+    the number as text), held by variable ``answer_variable`` (None for a count). ``hops`` counts the relations
+    followed; a conjunction intersects what ``entity`` and ``other`` reach (``conjunction``)."""
 
     kind: str  # "path", "count", "argmax" or "argmin"
     text: str
@@ -359,10 +403,83 @@ class Question:
     answer: list[str]
     answer_variable: str | None
     attribute: str | None = None
+    attribute_kind: str | None = None  # "measure" or "date" for a superlative
+    other: str | None = None  # a conjunction's second entity
 
     @property
     def hops(self) -> int:
         return len(self.relations)
+
+    @property
+    def conjunction(self) -> bool:
+        return self.other is not None
+
+    @property
+    def entities(self) -> list[str]:
+        return [self.entity] if self.other is None else [self.entity, self.other]
+
+    @property
+    def aggregation(self) -> bool:
+        return self.kind != "path"
+
+
+def _words(name: str) -> str:
+    return " ".join(name.replace("_", " ").split()).lower()
+
+
+_UNCOUNTED = ("data", "info", "information", "staff", "people", "media", "equipment")
+
+
+def _plural(noun: str) -> str:
+    """A noun's plural, roughly (English spelling rules, uncounted nouns and plurals kept as they are)."""
+    if noun.endswith(_UNCOUNTED):
+        return noun
+    if noun.endswith(("s", "x", "ch", "sh")):
+        return noun if noun.endswith("s") else noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+def _singular(noun: str) -> str:
+    """A table name's singular, roughly (Spider names tables both ways: ``singer``, ``Dogs``, ``countries``)."""
+    if noun.endswith(_UNCOUNTED) or noun.endswith(("ss", "us", "is")):
+        return noun
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"
+    if noun.endswith(("ches", "shes", "xes")):
+        return noun[:-2]
+    return noun.removesuffix("s")
+
+
+def _noun(relation: str, target: str) -> str:
+    """What a relation leads to, in words: its last part without a trailing key word (``dogs.breed_code`` ->
+    ``breed``), a ``_by_<column>`` said as ``(by <column>)`` (``airports.flights_by_source_airport`` -> ``flight
+    (by source airport)``); the target type's name when nothing is left."""
+    last, _, by = relation.rsplit(".", 1)[-1].partition("_by_")
+    words = last.split("_")
+    while words and words[-1] in _IDENTIFIER_LAST:
+        words.pop()
+    noun = _singular(" ".join(words) or _words(target))
+    return f"{noun} (by {_words(by)})" if by else noun
+
+
+def _plural_noun(noun: str) -> str:
+    head, bracket, rest = noun.partition(" (")
+    return _plural(head) + (bracket + rest if bracket else "")
+
+
+def _named(kind: str, name: str) -> str:
+    return f'the {_singular(_words(kind))} "{name}"'
+
+
+def _reach(nouns: Sequence[str], sizes: Sequence[int], anchor: str) -> str:
+    """The entities a path reaches from ``anchor``: ``the stadiums of the concerts of the singer "Joe Sharp"`` (a
+    noun in the singular where its hop reached one entity)."""
+    phrase = anchor
+    for noun, size in zip(nouns, sizes, strict=True):
+        phrase = f"the {noun if size == 1 else _plural_noun(noun)} of {phrase}"
+    return phrase
 
 
 @dataclass
@@ -370,73 +487,87 @@ class _Walk:
     state: KBState  # after the path's calls
     actions: list[tuple[str, dict[str, str]]]
     start_type: str
-
-
-def _words(name: str) -> str:
-    return " ".join(name.replace("_", " ").split()).lower()
-
-
-def _property(name: str) -> str:
-    """A relation's or attribute's last part, in words: ``concert.singer_in_concert.singer`` -> ``singer``."""
-    return _words(name.rsplit(".", 1)[-1])
+    nouns: list[str]
+    relations: list[str]
+    phrase: str = ""  # the entities before the last hop, in words
+    returns: bool = False  # the start is among the answers: no plain question (it would be its own answer)
 
 
 def _walk(store: TripleStore, start: int, path: Sequence[str], max_answers: int) -> _Walk | None:
     """Follow ``path`` from ``start`` with the tools themselves; None when the walk is not a good question: a
-    relation missing on the way, an answer empty or over ``max_answers``, the start among the answers, or a hop
-    that leads back to a set already visited (a detour that adds nothing)."""
+    relation missing on the way, an answer empty or over ``max_answers``, or a hop that leads back to a set already
+    visited (a detour that adds nothing). A walk whose answers hold the start is marked (``returns``)."""
     name = store.names({start})[0]
     state = KBState(store=store, entities=[name])
     actions: list[tuple[str, dict[str, str]]] = []
     visited = [frozenset({start})]
     for hop, relation in enumerate(path):
         key = name if hop == 0 else f"#{hop - 1}"
-        for tool, arguments in (
-            ("get_relations", {"variable": key}),
-            ("get_neighbors", {"variable": key, "relation": relation}),
-        ):
-            result = run_tool(state, tool, arguments)
-            actions.append((tool, arguments))
-            if tool == "get_relations" and relation not in result:
-                return None
+        if not _hop(state, actions, key, relation):
+            return None
         reached = state.variables[-1].entities
         if not reached or reached in visited:
             return None
         visited.append(reached)
     final = visited[-1]
-    if len(final) > max_answers or start in final:
+    if len(final) > max_answers:
         return None
-    return _Walk(state, actions, store.entity_type(start))
+    nouns = [_noun(r, state.variables[i].types[0]) for i, r in enumerate(path)]
+    return _Walk(state, actions, store.entity_type(start), nouns, list(path), returns=start in final)
+
+
+def _hop(state: KBState, actions: list[tuple[str, dict[str, str]]], key: str, relation: str) -> bool:
+    """get_relations then get_neighbors from ``key``; False when ``relation`` does not leave it."""
+    listed = run_tool(state, "get_relations", {"variable": key})
+    actions.append(("get_relations", {"variable": key}))
+    if relation not in listed:
+        return False
+    run_tool(state, "get_neighbors", {"variable": key, "relation": relation})
+    actions.append(("get_neighbors", {"variable": key, "relation": relation}))
+    return True
+
+
+def _rankable(store: TripleStore) -> dict[str, str]:
+    """attribute -> its kind (``attribute_kind``), for the attributes that can be ranked."""
+    rows = store.conn.execute("SELECT a, count(DISTINCT v) FROM attributes GROUP BY a").fetchall()
+    found = {}
+    for a, distinct in rows:
+        name = store.attribute_names[int(a)]
+        kind = attribute_kind(name, int(distinct))
+        if kind is not None:
+            found[name] = kind
+    return found
 
 
 def derive_questions(
     store: TripleStore,
     seed: int = 0,
     *,
-    hops: Sequence[int] = (2, 3),
     per_pattern: int = 10,
     max_answers: int = 50,
     max_tries: int = 200,
 ) -> list[Question]:
     """Multi-hop questions over ``store``, each with its gold tool calls and answer.
 
-    A *pattern* is a chain of relations (``hops`` long) whose types connect. For each, start entities are tried
-    in a seeded random order (at most ``max_tries``); a start whose walk is a good question (see ``_walk``) gives
-    one question, the kinds taking turns: plain path questions (up to ``per_pattern``), counts and superlatives
-    (argmax or argmin over a numerical attribute that differs among the answers; up to ``per_pattern // 2`` each,
-    at least one). A question whose kind, start and answer repeat an earlier one is skipped."""
+    A *pattern* is a chain of relations whose types connect. Three-relation patterns give plain questions (up to
+    ``per_pattern``), counts and superlatives (up to ``per_pattern // 2`` each, at least one); two-relation
+    patterns give only counts and superlatives. Start entities are tried in a seeded random order (at most
+    ``max_tries``), a good walk (see ``_walk``) giving one question, the kinds taking turns. A superlative ranks a
+    rankable attribute (``attribute_kind``) that differs among the answers. Conjunctions (``_conjunctions``) join
+    them. A question whose kind, entities and answer repeat an earlier one is skipped. ``select_questions`` then
+    picks, over several databases, those a suite keeps."""
     rng = random.Random(seed)
     signatures = store.signatures()
     domains = {r: {s for s, _ in pairs} for r, pairs in signatures.items()}
     ranges = {r: {o for _, o in pairs} for r, pairs in signatures.items()}
     relations = sorted(signatures)
-    longest = max(hops, default=0)
+    rankable = _rankable(store)
     patterns: list[tuple[str, ...]] = []
 
     def extend(path: tuple[str, ...]) -> None:
-        if len(path) in hops:
+        if len(path) in (2, 3):
             patterns.append(path)
-        if len(path) < longest:
+        if len(path) < 3:
             for relation in relations:
                 if ranges[path[-1]] & domains[relation]:
                     extend((*path, relation))
@@ -446,38 +577,47 @@ def derive_questions(
     patterns.sort(key=lambda p: (len(p), p))
 
     questions: list[Question] = []
-    seen: set[tuple[str, str, frozenset[str], str]] = set()
-    kinds = ("path", "count", "superlative")
+    seen: set[tuple[str, tuple[str, ...], frozenset[str], str]] = set()
+
+    def add(question: Question) -> bool:
+        key = (question.kind, tuple(question.entities), frozenset(question.answer), question.attribute or "")
+        if key in seen:
+            return False
+        seen.add(key)
+        questions.append(question)
+        return True
+
     for pattern in patterns:
+        kinds = ("path", "count", "superlative") if len(pattern) == 3 else ("count", "superlative")
         quota = {"path": per_pattern, "count": max(1, per_pattern // 2), "superlative": max(1, per_pattern // 2)}
         starts = store.subjects(pattern[0])
         rng.shuffle(starts)
         made = 0
         for start in starts[:max_tries]:
-            if not any(quota.values()):
+            if not any(quota[k] for k in kinds):
                 break
             walk = _walk(store, start, pattern, max_answers)
             if walk is None:
                 continue
+            sizes = [len(v.entities) for v in walk.state.variables]
+            walk.phrase = _reach(walk.nouns[:-1], sizes[:-1], _named(walk.start_type, walk.state.entities[0]))
             for turn in range(len(kinds)):
                 kind = kinds[(made + turn) % len(kinds)]
                 if not quota[kind]:
                     continue
-                question = _question(walk, pattern, kind, rng)
+                question = _question(walk, kind, rng, rankable)
                 if question is None:
                     continue
-                key = (question.kind, question.entity, frozenset(question.answer), question.attribute or "")
-                if key in seen:
-                    break
-                seen.add(key)
-                questions.append(question)
-                quota[kind] -= 1
-                made += 1
+                if add(question):
+                    quota[kind] -= 1
+                    made += 1
                 break
+    for question in _conjunctions(store, rng, signatures, per_pattern, max_answers, max_tries):
+        add(question)
     return questions
 
 
-def _question(walk: _Walk, path: Sequence[str], kind: str, rng: random.Random) -> Question | None:
+def _question(walk: _Walk, kind: str, rng: random.Random, rankable: dict[str, str]) -> Question | None:
     """One question of ``kind`` from a finished walk (None when the walk cannot give that kind)."""
     state, actions = walk.state.fork(), walk.actions
     store = state.store
@@ -485,27 +625,27 @@ def _question(walk: _Walk, path: Sequence[str], kind: str, rng: random.Random) -
     entity = state.entities[0]
     last = f"#{len(state.variables) - 1}"
     final = state.variables[-1]
-    chain = f'the {_words(walk.start_type)} "{entity}"'
-    for relation in path:
-        chain = f"the {_property(relation)} of {chain}"
-    kind_of = _words(final.types[0])
-    relations = list(path)
+    asked = _plural_noun(walk.nouns[-1])
     if kind == "path":
-        text = f"Which entities of type {kind_of} are {chain}?"
-        return Question("path", text, entity, relations, actions, store.names(final.entities), last)
+        if walk.returns:
+            return None
+        text = f"Which {asked} are linked to {walk.phrase}?"
+        reached = store.names(final.entities)
+        return Question("path", text, entity, walk.relations, actions, reached, last)
     if kind == "count":
         steps = [*actions, ("count", {"variable": last})]
         count = run_tool(state, "count", {"variable": last})
-        return Question(
-            "count", f"How many entities of type {kind_of} are {chain}?", entity, relations, steps, [str(count)], None
-        )
+        text = f"How many {asked} are linked to {walk.phrase}?"
+        return Question("count", text, entity, walk.relations, steps, [str(count)], None)
     if len(final.entities) < 2:
         return None
     attributes = run_tool(state, "get_attributes", {"variable": last})
     usable = [
         a
         for a in attributes
-        if len(values := store.values(final.entities, a, largest=True)) >= 2 and len(set(values.values())) > 1
+        if a in rankable
+        and len(values := store.values(final.entities, a, largest=True)) >= 2
+        and len(set(values.values())) > 1
     ]
     if not usable:
         return None
@@ -514,10 +654,171 @@ def _question(walk: _Walk, path: Sequence[str], kind: str, rng: random.Random) -
     run_tool(state, tool, {"variable": last, "attribute": attribute})
     answer = f"#{len(state.variables) - 1}"
     steps = [*actions, ("get_attributes", {"variable": last}), (tool, {"variable": last, "attribute": attribute})]
-    extreme = "largest" if tool == "argmax" else "smallest"
-    text = f"Which of {chain} has the {extreme} {_property(attribute)}?"
+    if rankable[attribute] == "date":
+        extreme = "latest" if tool == "argmax" else "earliest"
+    else:
+        extreme = "largest" if tool == "argmax" else "smallest"
+    measure = _words(attribute.split(".", 1)[-1])
+    text = f"Among the {asked} linked to {walk.phrase}, which has the {extreme} {measure}?"
     names = store.names(state.variables[-1].entities)
-    return Question(tool, text, entity, relations, steps, names, answer, attribute)
+    return Question(tool, text, entity, walk.relations, steps, names, answer, attribute, rankable[attribute])
+
+
+def _conjunctions(
+    store: TripleStore,
+    rng: random.Random,
+    signatures: dict[str, set[tuple[str, str]]],
+    per_pattern: int,
+    max_answers: int,
+    max_tries: int,
+) -> list[Question]:
+    """Conjunctions: two entities, a relation from each into the same type, the entities both reach
+    (``intersection``), then either one more relation (a plain question of three relations) or a count (two
+    relations and an aggregation). A pair counts when what they share is neither empty nor all that either
+    reaches (so both entities matter). Up to ``max(1, per_pattern // 2)`` per pair of relations."""
+    ranges = {r: {o for _, o in pairs} for r, pairs in signatures.items()}
+    domains = {r: {s for s, _ in pairs} for r, pairs in signatures.items()}
+    relations = sorted(signatures)
+    edges: dict[str, dict[int, set[int]]] = {}
+
+    def adjacency(relation: str) -> dict[int, set[int]]:
+        if relation not in edges:
+            found: dict[int, set[int]] = {}
+            rows = store.conn.execute("SELECT s, o FROM triples WHERE r = ?", (store.relation_ids[relation],))
+            for s, o in rows:
+                found.setdefault(int(s), set()).add(int(o))
+            edges[relation] = found
+        return edges[relation]
+
+    questions: list[Question] = []
+    for i, first in enumerate(relations):
+        for second in relations[i:]:
+            if not ranges[first] & ranges[second]:
+                continue
+            left, right = adjacency(first), adjacency(second)
+            reached_by: dict[int, list[int]] = {}
+            for s in sorted(right):
+                for o in right[s]:
+                    reached_by.setdefault(o, []).append(s)
+            starts = sorted(left)
+            rng.shuffle(starts)
+            quota = max(1, per_pattern // 2)
+            for a in starts[:max_tries]:
+                if not quota:
+                    break
+                mates = sorted({b for o in left[a] for b in reached_by.get(o, ()) if b != a})
+                rng.shuffle(mates)
+                for b in mates[:10]:
+                    shared = left[a] & right[b]
+                    if not shared or shared == left[a] or shared == right[b] or len(shared) > max_answers:
+                        continue
+                    questions.append(_conjunction(store, a, first, b, second, rng, domains, max_answers, quota))
+                    quota -= 1
+                    break
+    return questions
+
+
+def _conjunction(
+    store: TripleStore,
+    a: int,
+    first: str,
+    b: int,
+    second: str,
+    rng: random.Random,
+    domains: dict[str, set[str]],
+    max_answers: int,
+    turn: int,
+) -> Question:
+    """The conjunction question of entities ``a`` and ``b``: a third hop (every other question) when a good one
+    leaves what they share (not back to them nor to the shared set, at most ``max_answers``), else a count."""
+    name_a, name_b = store.names({a})[0], store.names({b})[0]
+    state = KBState(store=store, entities=[name_a, name_b])
+    actions: list[tuple[str, dict[str, str]]] = []
+    _hop(state, actions, name_a, first)
+    _hop(state, actions, name_b, second)
+    run_tool(state, "intersection", {"variable1": "#0", "variable2": "#1"})
+    actions.append(("intersection", {"variable1": "#0", "variable2": "#1"}))
+    shared = state.variables[2]
+    noun = _plural_noun(_noun(first, shared.types[0]))
+    phrase = (
+        f"the {noun} of {_named(store.entity_type(a), name_a)} that are also "
+        f"{_plural_noun(_noun(second, shared.types[0]))} of {_named(store.entity_type(b), name_b)}"
+    )
+    listed = store.relations_of(shared.entities)
+    options = [r for r in listed if shared.types[0] in domains.get(r, set())] if turn % 2 == 1 else []
+    rng.shuffle(options)
+    for relation in options:
+        trial = state.fork()
+        steps = list(actions)
+        _hop(trial, steps, "#2", relation)
+        reached = trial.variables[-1].entities
+        if not reached or len(reached) > max_answers or reached in (shared.entities, frozenset({a}), frozenset({b})):
+            continue
+        if a in reached or b in reached:
+            continue
+        asked = _plural_noun(_noun(relation, trial.variables[-1].types[0]))
+        text = f"Which {asked} are linked to {phrase}?"
+        relations = [first, second, relation]
+        return Question("path", text, name_a, relations, steps, store.names(reached), "#3", other=name_b)
+    steps = [*actions, ("count", {"variable": "#2"})]
+    count = run_tool(state, "count", {"variable": "#2"})
+    text = f"How many {phrase.removeprefix('the ')}?"
+    return Question("count", text, name_a, [first, second], steps, [str(count)], None, other=name_b)
+
+
+def _level(counts: list[list[int]], index: int, target: int) -> None:
+    """Lower ``counts[*][index]`` to a common ceiling, the highest whose sum is at most ``target``: the databases
+    with the most give up questions first, and the small ones keep theirs."""
+    ceiling = max((n[index] for n in counts), default=0)
+    while ceiling > 0 and sum(min(n[index], ceiling) for n in counts) > target:
+        ceiling -= 1
+    for n in counts:
+        n[index] = min(n[index], ceiling)
+
+
+def select_questions(by_database: Mapping[str, list[Question]], seed: int = 0) -> dict[str, list[Question]]:
+    """The questions kept of each database's (``derive_questions``), so that no database holds more than
+    ``max(20%, 1 / number of databases)`` of all those kept, and counts and superlatives make
+    ``AGGREGATION_BOUNDS`` of them (aiming at ``AGGREGATION_SHARE``).
+
+    The numbers to keep shrink until both hold: a database over its cap keeps its plain questions first (and
+    aggregations for ``CAPPED_AGGREGATIONS`` of its cap at least); aggregations (or plain questions) over their share
+    are cut from the databases that have the most (``_level``), one of each sort left at least. When every question
+    is of one sort the mix is out of reach and left as it is. Which are kept is seeded per database (conjunctions
+    first, then superlatives), and they stay in their order."""
+    share = max(0.2, 1 / len(by_database)) if by_database else 1.0
+    low, high = AGGREGATION_BOUNDS
+    kept = {db: [sum(q.aggregation for q in qs), sum(not q.aggregation for q in qs)] for db, qs in by_database.items()}
+    while True:
+        before = {db: list(n) for db, n in kept.items()}
+        cap = int(share * sum(a + p for a, p in kept.values()))
+        for n in kept.values():
+            if n[0] + n[1] > cap:
+                a = min(n[0], max(cap - n[1], round(CAPPED_AGGREGATIONS * cap)))
+                n[1] = min(n[1], cap - a)
+                n[0] = min(n[0], cap - n[1])
+        aggregated = sum(n[0] for n in kept.values())
+        plain = sum(n[1] for n in kept.values())
+        total = aggregated + plain
+        # a mix out of reach (every question of one sort, as in a small database) is left as it is
+        if plain and aggregated > high * total:
+            _level(list(kept.values()), 0, max(1, int(plain * AGGREGATION_SHARE / (1 - AGGREGATION_SHARE))))
+        elif aggregated and aggregated < low * total:
+            _level(list(kept.values()), 1, max(1, int(aggregated * (1 - AGGREGATION_SHARE) / AGGREGATION_SHARE)))
+        if kept == before:
+            break
+    selected: dict[str, list[Question]] = {}
+    for db, questions in by_database.items():
+        rng = random.Random(f"{seed}:{db}")
+        chosen: set[int] = set()
+        for index, aggregation in ((0, True), (1, False)):
+            pool = [i for i, q in enumerate(questions) if q.aggregation == aggregation]
+            rng.shuffle(pool)
+            # stable: conjunctions first, then superlatives (rarer than counts), the rest in the shuffled order
+            pool.sort(key=lambda i: (not questions[i].conjunction, questions[i].kind not in ("argmax", "argmin")))
+            chosen.update(pool[: kept[db][index]])
+        selected[db] = [q for i, q in enumerate(questions) if i in chosen]
+    return selected
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -276,6 +276,10 @@ HavingStatement = Annotated[str, Field(description=_CLAUSE + "HAVING COUNT(*) > 
 OrderByStatement = Annotated[str, Field(description=_CLAUSE + "ORDER BY singer.Age DESC LIMIT 3")]
 
 
+SQL_ERRORS = "sql_errors"  # the scenario's metadata key saying how SQL errors read (the suite option)
+SQLITE, HELPFUL = "sqlite", "helpful"
+
+
 @dataclass
 class DatabaseState:
     """One episode: its read-only connection, the database's tables and the clauses set so far; its methods marked
@@ -287,6 +291,7 @@ class DatabaseState:
     clauses: dict[str, str] = field(default_factory=dict)  # clause tool name -> clause text without keyword
     owner: bool = True  # a fork shares its parent's connection and must not close it
     limits: QueryLimits = field(default_factory=QueryLimits)
+    hints: bool = False  # errors with a did-you-mean and advice (undertow's); False: SQLite's message (FUXI's)
 
     def sql(self) -> str:
         """The SQL built so far ("" before ``from`` is set)."""
@@ -300,9 +305,12 @@ class DatabaseState:
         return self.connection
 
     def _sql_error(self, tool: str, exc: Exception, sql: str | None = None) -> ToolExecutionError:
-        """SQLite's own message, with a did-you-mean for a mistyped table or column."""
+        """SQLite's own message, as the paper feeds it back; with ``hints``, a did-you-mean for a mistyped table or
+        column too (and the reason a write is refused)."""
         message = str(exc)
-        if "readonly" in message or "query_only" in message or "read-only" in message:
+        if not self.hints:
+            pass
+        elif "readonly" in message or "query_only" in message or "read-only" in message:
             message = f"{message}: {READ_ONLY}"
         else:
             missing = re.match(r"no such (table|column): (.+)$", message)
@@ -361,7 +369,7 @@ class DatabaseState:
         for table in self.tables:
             if table.lower() == wanted.lower():
                 return table
-        hint = did_you_mean(wanted, self.tables)
+        hint = did_you_mean(wanted, self.tables) if self.hints else ""
         raise ToolExecutionError(f"no table '{name}' in database '{self.database}'" + (f"; {hint}" if hint else ""))
 
     def _column(self, table: str, name: str) -> str:
@@ -373,7 +381,7 @@ class DatabaseState:
         for column in columns:
             if column.lower() == wanted.lower():
                 return column
-        hint = did_you_mean(wanted, columns)
+        hint = did_you_mean(wanted, columns) if self.hints else ""
         raise ToolExecutionError(f"no column '{name}' in table '{table}'" + (f"; {hint}" if hint else ""))
 
     def _similar(self, tool: str, table: str, column: str, needle: str) -> list[tuple[float, Any]]:
@@ -676,6 +684,7 @@ class DatabaseToolBox(ToolBox):
         state.connection, state.database, state.owner = conn, name, True
         state.tables, state.limits = self._tables[name], self.limits
         state.clauses = {}
+        state.hints = scenario.metadata.get(SQL_ERRORS) == HELPFUL
 
     def close_state(self, state: DatabaseState) -> None:
         if state.connection is not None and state.owner:

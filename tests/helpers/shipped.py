@@ -27,8 +27,8 @@ ONE_OF_EACH: list[tuple[dict[str, Any], str]] = [
     ({"family": "failtalms", "limit": 1}, "function_calling"),
     ({"family": "liveapi", "spider": _SPIDER, "formulation": "slot", "mode": "direct", "limit": 1}, "direct"),
     ({"family": "liveapi", "spider": _SPIDER, "formulation": "rest", "mode": "react", "limit": 1}, "react"),
-    ({"family": "middleware", "spider": _SPIDER, "mode": "react", "limit": 1}, "react"),
-    ({"family": "middleware", "spider": _SPIDER, "mode": "decoupled", "limit": 1}, "decoupled"),
+    ({"family": "middleware", "spider": _SPIDER, "environment": "database", "mode": "react", "limit": 1}, "react"),
+    ({"family": "middleware", "spider": _SPIDER, "environment": "kb", "mode": "decoupled", "limit": 1}, "decoupled"),
 ]
 
 

@@ -31,16 +31,14 @@ import pytest
 from helpers.endpoint import Reply, answer, scripted_server, tool_calls
 from helpers.paths import CONFIGS
 from helpers.paths import SPIDER_DEV as SPIDER
+from helpers.runs import scripted_episode
 
 from undertow.cluster.config import load_config
-from undertow.env_core.faults import PRESET_SETTINGS
 from undertow.env_core.liveapi.build import REACT_BUDGET, LiveApiSuite
 from undertow.env_core.liveapi.prompts import agent_prompt
 from undertow.env_core.liveapi.toolbox import LiveApiToolBox
 from undertow.env_core.model import EpisodeResult, Outcome, Scenario, Trajectory
 from undertow.env_core.suites import Suite, SuiteRef, load_ref, suite_ref
-from undertow.workers.agent import AgentConfig
-from undertow.workers.clients import EndpointModel
 from undertow.workers.prompts import (
     ADVICE_SENTENCE,
     DIRECT_GIVE_UP_SENTENCE,
@@ -49,7 +47,6 @@ from undertow.workers.prompts import (
     REACT_ADVICE_SENTENCE,
     REACT_GIVE_UP_SENTENCE,
 )
-from undertow.workers.runner import EpisodePlan, ShardSpec, run_shard
 
 # ---------------------------------------------------------------------------------------------------------------
 # Suites, scenarios and episodes
@@ -237,15 +234,7 @@ def play(reference: SuiteRef, scenario: Scenario, replies: list[Reply]) -> Playe
     """One episode of ``scenario`` through the real runner and agent loop, the model a scripted endpoint serving
     ``replies`` in order (a request past the script fails the test)."""
     with scripted_server(replies) as server:
-        model = EndpointModel(name="scripted", base_url=server.base_url, max_retries=0, timeout_s=10)
-        shard = ShardSpec(
-            shard_id="trajectory",
-            model=model,
-            suite=reference,
-            setting=PRESET_SETTINGS["clean"],
-            episodes=[EpisodePlan(episode_id="e", scenario_id=scenario.id, seed=0)],
-        )
-        output = run_shard(shard)
+        output = scripted_episode(reference, server.base_url, scenario.id)
     (result,), (trajectory,) = output.results, output.trajectories
     return Played(result, trajectory, server.chat_requests)
 
@@ -849,16 +838,7 @@ def test_the_model_receives_the_modes_preset_prompt_and_nothing_generic(shipped:
     found = load_ref(shipped)
     scenario = sorted(found.scenarios, key=lambda s: s.id)[0]
     with scripted_server([answer(ENDING[mode])]) as server:
-        model = EndpointModel(name="scripted", base_url=server.base_url, max_retries=0, timeout_s=10)
-        shard = ShardSpec(
-            shard_id="protocol",
-            model=model,
-            suite=shipped,
-            setting=PRESET_SETTINGS["clean"],
-            agent=AgentConfig.model_validate(SHIPPED.agent.model_dump()),
-            episodes=[EpisodePlan(episode_id="e", scenario_id=scenario.id, seed=0)],
-        )
-        output = run_shard(shard)
+        output = scripted_episode(shipped, server.base_url, scenario.id, **SHIPPED.agent.model_dump())
     (request,) = server.chat_requests  # one reply ends the episode in every mode
     assert output.results[0].outcome == Outcome.scored
     system, user = request["messages"][0], request["messages"][1]

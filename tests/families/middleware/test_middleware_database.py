@@ -18,8 +18,11 @@ from undertow.env_core.errors import DataError
 from undertow.env_core.middleware.database import (
     CLAUSES,
     DATABASE_TOOLS,
+    HELPFUL,
     NAVIGATIONAL,
     PREREQUISITES,
+    SQL_ERRORS,
+    SQLITE,
     DatabaseState,
     DatabaseToolBox,
     QueryLimits,
@@ -54,8 +57,10 @@ def box(spider: SpiderData) -> DatabaseToolBox:
     return DatabaseToolBox(DATABASE_TOOLS, spider.databases)
 
 
-def scenario(database: str | None) -> Scenario:
-    metadata = {} if database is None else {"database": database}
+def scenario(database: str | None, sql_errors: str = HELPFUL) -> Scenario:
+    """A database task's scenario; most tests here read undertow's helpful errors (the suite option), one reads the
+    paper's default (SQLite's message alone)."""
+    metadata = {} if database is None else {"database": database, SQL_ERRORS: sql_errors}
     return Scenario(
         id=f"middleware/db/{database}", family="middleware", task="t", tools=[], gold=Gold(), metadata=metadata
     )
@@ -540,6 +545,26 @@ def test_a_clause_sqlite_rejects_is_reported_with_sqlites_message_and_not_kept(
         assert " (the SQL: SELECT " in error  # the query that was tried
     assert state.clauses == kept
     assert digest(path) == before
+
+
+def test_by_default_a_failed_clause_reads_as_sqlite_says_it(box: DatabaseToolBox) -> None:
+    """The paper's error feedback: the database's own message (FUXI footnote 1), no did-you-mean, no advice."""
+    state = box.new_state()
+    box.start(state, scenario("concert_singer", SQLITE))
+    try:
+        call(box, state, "from", from_statement="singer")
+        assert fails(box, state, "where", where_statement="Agee > 20") == (
+            "where() failed: no such column: Agee (the SQL: SELECT * FROM singer WHERE Agee > 20)"
+        )
+        call(box, state, "where", where_statement="")
+        assert fails(box, state, "select", select_statement="Capacity") == (
+            "select() failed: no such column: Capacity (the SQL: SELECT Capacity FROM singer)"
+        )
+        assert fails(box, state, "get_distinct_values", table="singers", column="Name") == (
+            "no table 'singers' in database 'concert_singer'"
+        )
+    finally:
+        box.close_state(state)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,14 @@ import pytest
 
 from undertow.env_core.environment import Environment
 from undertow.env_core.errors import DataError
-from undertow.env_core.middleware.convert import Question, database_to_kb, derive_questions, synthetic_kb
+from undertow.env_core.middleware.convert import (
+    Question,
+    attribute_kind,
+    database_to_kb,
+    derive_questions,
+    select_questions,
+    synthetic_kb,
+)
 from undertow.env_core.middleware.kb import (
     KB_TOOLS,
     KBState,
@@ -436,7 +444,7 @@ def test_scoring_helpers():
 def replay(store: TripleStore, question: Question) -> Any:
     """Run a question's gold actions from a fresh episode, checking at every step that valid_actions offers the
     next one; the answer as the scorer reads it."""
-    state = KBState(store=store, entities=[question.entity])
+    state = KBState(store=store, entities=question.entities)
     result: Any = None
     for tool, arguments in question.actions:
         assert (tool, arguments) in valid_actions(state), (question.text, tool, arguments)
@@ -446,37 +454,149 @@ def replay(store: TripleStore, question: Question) -> Any:
     return sorted(answer_entities(state, question.answer_variable))
 
 
+# the words that make an attribute an identifier, a code or a flag, as the issue lists them
+IDENTIFIER_WORDS = {"id", "code", "zip", "zipcode", "postcode", "postal", "phone", "ssn", "fax", "key", "no", "number"}
+
+
 def test_derived_questions_replay_to_their_answers_on_every_database(spider: SpiderData, kb_dir: Path):
-    kinds: set[tuple[str, int]] = set()
+    kinds: set[tuple[str, int, bool]] = set()
     for name in sorted(spider.databases):
         path = kb_dir / f"all_{name}.kb"
         database_to_kb(spider.databases[name], spider.schemas[name], path)
         store = TripleStore.open(path)
         questions = derive_questions(store, seed=3)
         assert derive_questions(store, seed=3) == questions  # seeded: the same questions every time
+        relations = set(store.relation_ids) | set(store.attribute_ids)
         for question in questions:
-            assert question.hops in (2, 3)
-            assert 1 <= len(question.answer) <= 50 and question.entity not in question.answer
+            # the paper's selection: three relations, or two and an aggregation
+            assert question.hops == 3 or (question.hops == 2 and question.kind != "path"), question.text
+            assert 1 <= len(question.answer) <= 50
+            if question.kind == "path":
+                assert not set(question.entities) & set(question.answer)
             predicted = replay(store, question)
             assert f1(predicted, question.answer) == 1.0, question.text
-            kinds.add((question.kind, question.hops))
-        keys = [(q.kind, q.entity, tuple(q.answer), q.attribute) for q in questions]
+            kinds.add((question.kind, question.hops, question.conjunction))
+            # the text names the entities and the ask, never a relation's name
+            assert all(f'"{entity}"' in question.text for entity in question.entities), question.text
+            assert not any(relation in question.text for relation in relations), question.text
+            assert "_" not in question.text.replace(question.entity, "").replace(question.other or "", "")
+            if question.conjunction:
+                assert ("intersection", {"variable1": "#0", "variable2": "#1"}) in question.actions
+            if question.attribute is not None:
+                words = question.attribute.split(".", 1)[1].split("_")
+                assert question.attribute_kind in ("measure", "date") and not set(words) & IDENTIFIER_WORDS
+        keys = [(q.kind, tuple(q.entities), tuple(q.answer), q.attribute) for q in questions]
         assert len(keys) == len(set(keys))  # no duplicates
         store.close()
-    assert {("path", 2), ("path", 3), ("count", 2), ("count", 3), ("argmax", 2), ("argmin", 3)} <= kinds
+    assert {("path", 3, False), ("count", 2, False), ("count", 3, False), ("argmax", 2, False)} <= kinds
+    assert {("argmin", 3, False), ("path", 3, True), ("count", 2, True)} <= kinds
 
 
-def test_derived_questions_on_concert_singer(concert_kb: Path):
+def test_derived_questions_on_concert_singer(spider: SpiderData, concert_kb: Path):
     store = TripleStore.open(concert_kb)
     questions = derive_questions(store, seed=0)
     assert questions and {q.kind for q in questions} == {"path", "count", "argmax", "argmin"}
-    path = next(q for q in questions if q.kind == "path" and q.hops == 2)
+    path = next(q for q in questions if q.kind == "path" and not q.conjunction)
     assert path.actions[0] == ("get_relations", {"variable": path.entity})
-    assert path.answer_variable == "#1" and path.text.startswith("Which entities of type ")
+    assert path.answer_variable == "#2" and path.text.startswith("Which ") and "entities of type" not in path.text
     superlative = next(q for q in questions if q.kind in ("argmax", "argmin"))
     assert superlative.actions[-2][0] == "get_attributes" and superlative.attribute is not None
-    assert superlative.text.startswith("Which of the ")
+    assert superlative.text.startswith("Among the ")
+    # conjunctions of two singers: the concerts both sang in (then their stadiums, or how many), checked in SQL
+    both = (
+        "SELECT a.concert_ID FROM singer_in_concert a JOIN singer_in_concert b ON a.concert_ID = b.concert_ID "
+        "JOIN singer x ON x.Singer_ID = a.Singer_ID JOIN singer y ON y.Singer_ID = b.Singer_ID "
+        "WHERE x.Name = ? AND y.Name = ?"
+    )
+    joint = [q for q in questions if q.relations[:2] == ["singer.singer_in_concert.concert"] * 2]
+    assert {q.kind for q in joint} == {"path", "count"}
+    with db(spider, "concert_singer") as conn:
+        for question in joint:
+            assert question.other is not None and question.conjunction
+            assert question.text.count('"') == 4 and "are also concerts of the singer" in question.text
+            concerts = {r[0] for r in conn.execute(both, (question.entity, question.other))}
+            if question.kind == "count":
+                assert question.answer == [str(len(concerts))] and question.hops == 2
+            else:
+                assert question.relations[2] == "concert.stadium" and question.text.startswith("Which stadiums ")
+                marks = ",".join("?" * len(concerts))
+                sql = (
+                    "SELECT DISTINCT s.Name FROM stadium s JOIN concert c ON c.Stadium_ID = s.Stadium_ID "
+                    f"WHERE c.concert_ID IN ({marks})"
+                )
+                assert question.answer == sorted(r[0] for r in conn.execute(sql, sorted(concerts)))
     store.close()
+
+
+@pytest.mark.parametrize(
+    ("attribute", "distinct", "kind"),
+    [
+        ("stadium.capacity", 9, "measure"),
+        ("cars_data.mpg", 120, "measure"),
+        ("company.number_of_employees", 40, "measure"),  # "number" first: a quantity, not a number that names
+        ("concert.year", 5, "date"),
+        ("singer.song_release_year", 6, "date"),
+        ("addresses.zip_postcode", 15, None),
+        ("people.ssn", 30, None),
+        ("customers.phone_number", 30, None),
+        ("flights.flight_no", 1200, None),
+        ("country.country_code", 200, None),
+        ("visits.tourist_id", 20, None),
+        ("student.is_full_time", 2, None),
+        ("student.has_allergy", 3, None),
+        ("pets.weight", 2, None),  # two values over the whole KB: a flag, whatever its name
+        ("pets.weight", 1, None),
+    ],
+)
+def test_attribute_kind_ranks_measures_and_dates_only(attribute: str, distinct: int, kind: str | None):
+    assert attribute_kind(attribute, distinct) == kind
+
+
+def made(kind: str, n: int, conjunction: bool = False) -> list[Question]:
+    """``n`` questions of ``kind`` told apart by their entity (what select_questions keeps is all that counts)."""
+    return [
+        Question(kind, f"q{i}", f"{kind}{i}", ["r"] * 3, [], ["x"], None, other="o" if conjunction else None)
+        for i in range(n)
+    ]
+
+
+def test_select_questions_caps_every_database_and_keeps_the_paper_mix():
+    # five databases of 6 plain questions and 4 counts (40%, 10 of 50 each): nothing to cut
+    even = {f"db{i}": made("path", 6) + made("count", 4) for i in range(5)}
+    assert select_questions(even, seed=0) == even
+    # one database of 30 + 20 beside four of 6 + 4: its cap falls from 18 (20% of 90) to 11 to 10 (20% of 50); it
+    # keeps its plain questions first, counts for a tenth of its cap: 2 of 18, then 1 of 11, 1 of 10
+    big = {
+        "big": made("path", 30) + made("count", 20),
+        **{f"db{i}": made("path", 6) + made("count", 4) for i in range(4)},
+    }
+    kept = select_questions(big, seed=0)
+    assert [len(kept[db]) for db in big] == [10, 10, 10, 10, 10]
+    assert Counter(q.kind for q in kept["big"]) == {"path": 9, "count": 1}
+    assert all(q in big["big"] for q in kept["big"]) and kept["big"] == sorted(kept["big"], key=big["big"].index)
+    assert select_questions(big, seed=0) == kept and select_questions(big, seed=1) != kept  # seeded
+    # counts at 80% (8 of 10 in each of five): cut to a common ceiling that leaves at most 38%: int(10 * 38 / 62) = 6
+    # allowed, so one per database; then 2 + 1 in each, 33%
+    counted = {f"db{i}": made("path", 2) + made("count", 8) for i in range(5)}
+    kept = select_questions(counted, seed=0)
+    assert [Counter(q.kind for q in kept[db]) for db in counted] == [{"path": 2, "count": 1}] * 5
+    # plain questions at 90%: cut so that the 2 counts of each are 38% or more, conjunctions kept first
+    plain = {f"db{i}": made("path", 16) + made("path", 2, conjunction=True) + made("count", 2) for i in range(5)}
+    kept = select_questions(plain, seed=0)
+    for db in plain:
+        shares = Counter(q.kind for q in kept[db])
+        assert shares == {"path": 3, "count": 2} and sum(q.conjunction for q in kept[db]) == 2
+    # one database: no cap, only the mix; none: nothing
+    assert select_questions({"only": made("path", 6) + made("count", 4)}, seed=0)["only"] == made("path", 6) + made(
+        "count", 4
+    )
+    assert select_questions({}, seed=0) == {}
+    # every question a count: the mix is out of reach, and nothing is cut for it (two databases: caps of 50%)
+    counts = {"a": made("count", 3), "b": made("count", 3)}
+    assert select_questions(counts, seed=0) == counts
+    # one plain question beside ten counts: the counts go down to one (38% of one is less), not to none
+    kept = select_questions({"only": made("path", 1) + made("count", 10)}, seed=0)["only"]
+    assert Counter(q.kind for q in kept) == {"path": 1, "count": 1}
 
 
 # ---------------------------------------------------------------------------------------------------------------
