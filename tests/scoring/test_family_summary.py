@@ -141,8 +141,29 @@ STORED: list[tuple[str, dict[str, Any]]] = [
             "imported_from": None,
         },
     ),
-    ("middleware", {"environment": "database", "valid": True, "ex": False, "requires_content": True, "tools": True}),
-    ("middleware", {"environment": "kb", "valid": True, "f1": 0.5, "kind": "argmax", "hops": 2}),
+    (
+        "middleware",
+        {
+            "environment": "database",
+            "valid": True,
+            "ex": False,
+            "requires_content": True,
+            "tools": True,
+            "sql_errors": "sqlite",
+            "answered_without_calling": False,
+        },
+    ),
+    (
+        "middleware",
+        {
+            "environment": "kb",
+            "valid": True,
+            "f1": 0.5,
+            "kind": "argmax",
+            "hops": 2,
+            "answered_without_calling": True,
+        },
+    ),
 ]
 
 
